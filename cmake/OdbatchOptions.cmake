@@ -1,0 +1,18 @@
+option(ODBATCH_WERROR "Treat compiler warnings as errors" OFF)
+option(ODBATCH_BUILD_TESTS "Build the test suite" ON)
+set(ODBATCH_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined or thread")
+set(ODBATCH_WITH_CUDA "AUTO" CACHE STRING "Build CUDA/NCCL parts: ON, OFF or AUTO (on where nvcc exists)")
+set_property(CACHE ODBATCH_WITH_CUDA PROPERTY STRINGS ON OFF AUTO)
+
+# Applied to every odbatch target (never to imported ones).
+add_library(odbatch_warnings INTERFACE)
+target_compile_options(odbatch_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+  -Wno-sign-conversion)
+if(ODBATCH_WERROR)
+  target_compile_options(odbatch_warnings INTERFACE -Werror)
+endif()
+
+if(ODBATCH_SANITIZE)
+  add_compile_options(-fsanitize=${ODBATCH_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${ODBATCH_SANITIZE})
+endif()
