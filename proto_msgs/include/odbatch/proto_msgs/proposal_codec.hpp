@@ -1,0 +1,34 @@
+#pragma once
+// The versioned wire encoding of a round proposal: little-endian, length-checked. Decoding never
+// trusts the frame: every malformed input yields an error, never undefined behaviour.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "odbatch/core/proposal.hpp"
+
+namespace odbatch {
+
+struct DecodeError {
+  std::string message;  // what is wrong and at which byte offset
+};
+
+// Upper bound on samples a decoder accepts; callers pass the configured window bound.
+struct DecodeLimits {
+  std::uint32_t max_samples = 1u << 24;
+};
+
+std::vector<std::byte> encode_proposal(const Proposal& proposal);
+void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out);  // reuses `out`
+
+// Exact encoded size of a proposal with `samples` window samples.
+std::size_t encoded_proposal_size(std::size_t samples);
+
+// Fills `out` on success; on error returns it and leaves `out` unspecified.
+std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Proposal& out,
+                                           const DecodeLimits& limits = {});
+
+}  // namespace odbatch
