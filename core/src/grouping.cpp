@@ -202,7 +202,7 @@ FittedGroups fit_balanced(std::vector<LocalGroup> groups, std::uint32_t steps,
   auto later = [](const Piece& a, const Piece& b) {
     const auto [ga, sa, ca] = a;
     const auto [gb, sb, cb] = b;
-    return std::tie(cb, ga, sa) < std::tie(ca, gb, sb);  // max count, then min (group, start)
+    return std::tie(ca, gb, sb) < std::tie(cb, ga, sa);  // max count, then min (group, start)
   };
   std::priority_queue<Piece, std::vector<Piece>, decltype(later)> heap(later);
   for (std::uint32_t i = 0; i < groups.size(); ++i)

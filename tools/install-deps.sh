@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs odbatch's build and test dependencies from Debian's packages (Debian 12).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkgconf
+  libcaf-dev libboost-dev libgloo-dev
+  libturbojpeg0-dev libjpeg62-turbo-dev
+  libsentencepiece-dev sentencepiece
+  doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  spin clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds and runs the whole test suite.
+# Usage: tools/test.sh [BUILD_DIR] [extra cmake args...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${1:-"$root/build"}
+shift || true
+"$root/tools/install-deps.sh"
+"$root/tools/build.sh" "$build_dir" "$@"
+ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 600
