@@ -19,7 +19,7 @@ using Lengths = std::vector<std::uint32_t>;
 
 }  // namespace
 
-TEST_CASE("padded groups take floor(B / L) samples from their own longest") {
+TEST_CASE("oracle padded groups take floor(B / L) samples from their own longest") {
   const auto c = budget_config(10, BudgetMode::padded);
   // {5,5} (10), {4,3} (8), {3,1} (6).
   const Lengths lengths{3, 5, 1, 4, 5, 3};
@@ -33,7 +33,7 @@ TEST_CASE("padded groups take floor(B / L) samples from their own longest") {
         BudgetGrouping{2, 18, 21});
 }
 
-TEST_CASE("packed groups fill by best fit decreasing") {
+TEST_CASE("oracle packed groups fill by best fit decreasing") {
   const auto c = budget_config(10, BudgetMode::packed);
   // {5,5}, {4,3,3}, {1}: padded costs 10 + 12 + 1.
   const Lengths lengths{3, 5, 1, 4, 5, 3};
@@ -44,7 +44,7 @@ TEST_CASE("packed groups fill by best fit decreasing") {
   CHECK(budget_groups(skip, c) == BudgetGrouping{2, 18, 22});
 }
 
-TEST_CASE("over-budget samples are singletons in both modes") {
+TEST_CASE("oracle over-budget samples are singletons in both modes") {
   const Lengths lengths{12, 9, 1};
   // Padded: {12}, {9} (capacity 1), {1}.
   CHECK(budget_groups(lengths, budget_config(10, BudgetMode::padded)) == BudgetGrouping{3, 22, 22});
@@ -52,7 +52,7 @@ TEST_CASE("over-budget samples are singletons in both modes") {
   CHECK(budget_groups(lengths, budget_config(10, BudgetMode::packed)) == BudgetGrouping{2, 22, 30});
 }
 
-TEST_CASE("empty input and zero lengths form no group") {
+TEST_CASE("oracle empty input and zero lengths form no group") {
   for (auto mode : {BudgetMode::padded, BudgetMode::packed}) {
     const auto c = budget_config(10, mode);
     const auto none = budget_groups(Lengths{}, c);
@@ -62,7 +62,7 @@ TEST_CASE("empty input and zero lengths form no group") {
   }
 }
 
-TEST_CASE("LB is the largest per-shard group count") {
+TEST_CASE("oracle LB is the largest per-shard group count") {
   const auto c = budget_config(10, BudgetMode::padded);
   const std::vector<Lengths> shards{{5, 5, 4, 3, 3, 1}, {}, {9, 9, 9, 9}};
   const auto lb = per_shard_oracle(shards, c);
@@ -77,7 +77,7 @@ TEST_CASE("LB is the largest per-shard group count") {
   CHECK(per_shard_oracle(std::vector<Lengths>{{}, {}}, c).steps == 0);
 }
 
-TEST_CASE("GMT deals the globally sorted groups to the ranks") {
+TEST_CASE("oracle GMT deals the globally sorted groups to the ranks") {
   const auto c = budget_config(10, BudgetMode::padded);
   // {9} x 4, {5,5}, {4,3}, {3,1}: 7 groups over 3 ranks.
   const std::vector<Lengths> shards{{5, 5, 4, 3, 3, 1}, {}, {9, 9, 9, 9}};
@@ -96,7 +96,7 @@ TEST_CASE("GMT deals the globally sorted groups to the ranks") {
   CHECK(global_oracle(std::vector<Lengths>{{}, {}}, c).steps == 0);
 }
 
-TEST_CASE("GMT over-budget samples each take a step slot") {
+TEST_CASE("oracle GMT gives each over-budget sample its own group") {
   const auto c = budget_config(10, BudgetMode::packed);
   const std::vector<Lengths> shards{{20, 1}, {30, 2}};
   // {30}, {20}, {2,1}: 3 groups over 2 ranks.
