@@ -11,8 +11,8 @@ namespace {
 template <class Enum, std::size_t N>
 using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
 
-constexpr NameTable<BudgetMode, 2> kBudgetModes{{{BudgetMode::padded, "padded"},
-                                                 {BudgetMode::packed, "packed"}}};
+constexpr NameTable<BudgetMode, 2> kBudgetModes{
+    {{BudgetMode::padded, "padded"}, {BudgetMode::packed, "packed"}}};
 constexpr NameTable<Warmup, 3> kWarmups{
     {{Warmup::none, "none"}, {Warmup::short_ramp, "short"}, {Warmup::linear, "linear"}}};
 constexpr NameTable<Policy, 2> kPolicies{
@@ -52,14 +52,16 @@ void validate(const BatchingConfig& c) {
   if (c.max_seq_len == 0) throw ConfigError("max_seq_len", "must be at least 1");
   if (c.window == 0) throw ConfigError("window", "must be at least 1");
   if (c.max_defer_rounds > 1000)
-    throw ConfigError("max_defer_rounds", "must be at most 1000 (got " +
-                                              std::to_string(c.max_defer_rounds) + ")");
+    throw ConfigError("max_defer_rounds",
+                      "must be at most 1000 (got " + std::to_string(c.max_defer_rounds) + ")");
   if (std::uint64_t{c.window} * (c.max_defer_rounds + 1) > kMaxWindowSamples)
     throw ConfigError("window", "window * (max_defer_rounds + 1) must be at most " +
                                     std::to_string(kMaxWindowSamples));
   if (c.hold_pct > 100)
-    throw ConfigError("hold_pct", "must be between 0 and 100 (got " + std::to_string(c.hold_pct) + ")");
-  if (name_of(kBudgetModes, c.budget_mode) == "?") throw ConfigError("budget_mode", "unknown value");
+    throw ConfigError("hold_pct",
+                      "must be between 0 and 100 (got " + std::to_string(c.hold_pct) + ")");
+  if (name_of(kBudgetModes, c.budget_mode) == "?")
+    throw ConfigError("budget_mode", "unknown value");
   if (name_of(kWarmups, c.warmup) == "?") throw ConfigError("warmup", "unknown value");
   if (name_of(kPolicies, c.policy) == "?") throw ConfigError("policy", "unknown value");
   if (name_of(kLossScalings, c.loss_scaling) == "?")
@@ -90,17 +92,37 @@ std::uint64_t fingerprint(const BatchingConfig& c, std::uint32_t world_size) {
   return h.digest();
 }
 
-std::string_view to_string(BudgetMode v) { return name_of(kBudgetModes, v); }
-std::string_view to_string(Warmup v) { return name_of(kWarmups, v); }
-std::string_view to_string(Policy v) { return name_of(kPolicies, v); }
-std::string_view to_string(LossScaling v) { return name_of(kLossScalings, v); }
-std::string_view to_string(OverBudgetPolicy v) { return name_of(kOverBudget, v); }
-std::string_view to_string(OverLengthPolicy v) { return name_of(kOverLength, v); }
-std::string_view to_string(ZeroLabelPolicy v) { return name_of(kZeroLabels, v); }
+std::string_view to_string(BudgetMode v) {
+  return name_of(kBudgetModes, v);
+}
+std::string_view to_string(Warmup v) {
+  return name_of(kWarmups, v);
+}
+std::string_view to_string(Policy v) {
+  return name_of(kPolicies, v);
+}
+std::string_view to_string(LossScaling v) {
+  return name_of(kLossScalings, v);
+}
+std::string_view to_string(OverBudgetPolicy v) {
+  return name_of(kOverBudget, v);
+}
+std::string_view to_string(OverLengthPolicy v) {
+  return name_of(kOverLength, v);
+}
+std::string_view to_string(ZeroLabelPolicy v) {
+  return name_of(kZeroLabels, v);
+}
 
-std::optional<BudgetMode> parse_budget_mode(std::string_view s) { return parse_name(kBudgetModes, s); }
-std::optional<Warmup> parse_warmup(std::string_view s) { return parse_name(kWarmups, s); }
-std::optional<Policy> parse_policy(std::string_view s) { return parse_name(kPolicies, s); }
+std::optional<BudgetMode> parse_budget_mode(std::string_view s) {
+  return parse_name(kBudgetModes, s);
+}
+std::optional<Warmup> parse_warmup(std::string_view s) {
+  return parse_name(kWarmups, s);
+}
+std::optional<Policy> parse_policy(std::string_view s) {
+  return parse_name(kPolicies, s);
+}
 std::optional<LossScaling> parse_loss_scaling(std::string_view s) {
   return parse_name(kLossScalings, s);
 }

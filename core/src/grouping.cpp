@@ -27,9 +27,8 @@ void classify(LocalGroup& g, std::span<const ProposedSample> window, const Batch
                                  ? std::uint64_t{g.max_tokens} * g.members.size()
                                  : std::uint64_t{c.token_budget};
   g.good = g.closed && 100 * g.sum_tokens >= std::uint64_t{c.hold_pct} * base;
-  g.forced = std::any_of(g.members.begin(), g.members.end(), [&](std::uint32_t i) {
-    return window[i].age >= c.max_defer_rounds;
-  });
+  g.forced = std::any_of(g.members.begin(), g.members.end(),
+                         [&](std::uint32_t i) { return window[i].age >= c.max_defer_rounds; });
   g.over_budget = g.members.size() == 1 && exceeds_budget(window[g.members[0]], c);
 }
 
@@ -226,8 +225,7 @@ FittedGroups fit_balanced(std::vector<LocalGroup> groups, std::uint32_t steps,
   });
   for (const auto& [g, start, n] : settled) {
     const auto& members = groups[g].members;
-    out.groups.push_back(
-        make_group(std::span(members).subspan(start, n), window, config));
+    out.groups.push_back(make_group(std::span(members).subspan(start, n), window, config));
     out.groups.back().forced = groups[g].forced;
   }
   return out;
@@ -243,7 +241,8 @@ ReferenceGrouping group_reference(std::span<const ProposedSample> window,
   auto capacity_of = [&](const ProposedSample& s) {
     std::uint64_t cap = std::max<std::uint64_t>(config.token_budget / s.tokens, 1);
     if (s.patches > 0 && config.patch_budget > 0)
-      cap = std::min<std::uint64_t>(cap, std::max<std::uint64_t>(config.patch_budget / s.patches, 1));
+      cap =
+          std::min<std::uint64_t>(cap, std::max<std::uint64_t>(config.patch_budget / s.patches, 1));
     return cap;
   };
   // Walk longest to shortest with the capacity lagging one group behind.
@@ -292,7 +291,8 @@ std::uint32_t reference_step_count(std::span<const Proposal> proposals,
     if (groups.empty()) continue;
     any = true;
     max_groups = std::max<std::uint64_t>(max_groups, groups.size());
-    if (proposals[r].entered > 0) min_budget = std::min<std::uint64_t>(min_budget, proposals[r].entered);
+    if (proposals[r].entered > 0)
+      min_budget = std::min<std::uint64_t>(min_budget, proposals[r].entered);
     std::uint64_t samples = 0;
     for (const auto& g : groups) samples += g.members.size();
     min_samples = std::min(min_samples, samples);

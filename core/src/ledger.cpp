@@ -59,14 +59,15 @@ void check_coverage(std::span<const SampleId> expected_ids, std::span<const Rank
     while (j < seen.size() && seen[j].id == seen[i].id) ++j;
     const SampleId id = seen[i].id;
     while (e < expected.size() && expected[e] < id) {
-      findings.add(K::missing, "id " + std::to_string(expected[e]) + " neither emitted nor rejected");
+      findings.add(K::missing,
+                   "id " + std::to_string(expected[e]) + " neither emitted nor rejected");
       ++e;
     }
     if (e < expected.size() && expected[e] == id) {
       ++e;
       if (j - i > 1)
-        findings.add(K::duplicated, "id " + std::to_string(id) + " " + describe(seen[i]) +
-                                        " and " + describe(seen[i + 1]));
+        findings.add(K::duplicated, "id " + std::to_string(id) + " " + describe(seen[i]) + " and " +
+                                        describe(seen[i + 1]));
     } else {
       findings.add(K::unknown, "id " + std::to_string(id) + " " + describe(seen[i]) +
                                    " is not part of the epoch");
@@ -121,8 +122,8 @@ void check_step_agreement(std::span<const RankLedger> ranks, std::size_t step,
     if (!(e.totals == actual))
       findings.add(K::totals_mismatch,
                    where(r, e) + ": sees totals samples=" + std::to_string(e.totals.samples) +
-                       " tokens=" + std::to_string(e.totals.tokens) + " labels=" +
-                       std::to_string(e.totals.labels) + ", actual samples=" +
+                       " tokens=" + std::to_string(e.totals.tokens) +
+                       " labels=" + std::to_string(e.totals.labels) + ", actual samples=" +
                        std::to_string(actual.samples) + " tokens=" + std::to_string(actual.tokens) +
                        " labels=" + std::to_string(actual.labels));
     const double want = loss_scale(c.loss_scaling, world, local[r], actual);
@@ -195,8 +196,9 @@ AuditReport audit_epoch(std::span<const SampleId> expected_ids, std::span<const 
   for (std::size_t r = 1; r < ranks.size(); ++r) {
     if (ranks[r].steps.size() != ranks[0].steps.size())
       findings.add(AuditFinding::Kind::step_count_mismatch,
-                   "rank " + std::to_string(r) + " yielded " + std::to_string(ranks[r].steps.size()) +
-                       " steps, rank 0 yielded " + std::to_string(ranks[0].steps.size()));
+                   "rank " + std::to_string(r) + " yielded " +
+                       std::to_string(ranks[r].steps.size()) + " steps, rank 0 yielded " +
+                       std::to_string(ranks[0].steps.size()));
     common_steps = std::min(common_steps, ranks[r].steps.size());
   }
   report.steps = common_steps;

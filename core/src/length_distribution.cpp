@@ -14,7 +14,9 @@ std::uint64_t SplitMix64::next() {
   return mix64(x);
 }
 
-double SplitMix64::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double SplitMix64::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 double SplitMix64::normal() {
   const double u1 = 1.0 - uniform();  // (0, 1]
@@ -26,7 +28,8 @@ std::uint32_t draw_length(const LognormalLengths& d, SplitMix64& rng, std::uint3
   const double sigma2 = std::log1p(d.cv * d.cv);
   const double mu = std::log(d.mean) - sigma2 / 2.0;
   const double x = std::exp(mu + std::sqrt(sigma2) * rng.normal());
-  return static_cast<std::uint32_t>(std::clamp(std::llround(x), 1LL, static_cast<long long>(max_len)));
+  return static_cast<std::uint32_t>(
+      std::clamp(std::llround(x), 1LL, static_cast<long long>(max_len)));
 }
 
 std::uint32_t draw_length(const BimodalLengths& d, SplitMix64& rng, std::uint32_t max_len) {

@@ -95,8 +95,8 @@ LockstepResult run_lockstep(const LockstepScenario& scenario, const LockstepOpti
       if (r == 0) {
         plan = std::move(mine);
       } else if (!(mine == plan)) {
-        result.failure = "rank " + std::to_string(r) + " computed a different plan than rank 0 in round " +
-                         std::to_string(round);
+        result.failure = "rank " + std::to_string(r) +
+                         " computed a different plan than rank 0 in round " + std::to_string(round);
         return result;
       }
     }

@@ -27,16 +27,15 @@ std::optional<Divergence> check_samples(std::uint32_t rank, const Proposal& p,
   for (std::size_t i = 0; i < p.samples.size(); ++i) {
     const auto& s = p.samples[i];
     const auto where = "sample " + std::to_string(i) + ": ";
-    if (s.labels > s.tokens)
-      return Divergence{rank, "samples", where + "more labels than tokens"};
+    if (s.labels > s.tokens) return Divergence{rank, "samples", where + "more labels than tokens"};
     const SampleCost cost{0, s.tokens, s.labels, s.patches};
     if (screen_sample(cost, c).verdict != Screening::Verdict::accept)
-      return Divergence{rank, "samples", where + "would not pass admission (tokens " +
-                                             std::to_string(s.tokens) + ", labels " +
-                                             std::to_string(s.labels) + ")"};
+      return Divergence{rank, "samples",
+                        where + "would not pass admission (tokens " + std::to_string(s.tokens) +
+                            ", labels " + std::to_string(s.labels) + ")"};
     if (c.policy == Policy::balanced && s.age > c.max_defer_rounds)
-      return Divergence{rank, "samples", where + "age " + std::to_string(s.age) +
-                                             " exceeds max_defer_rounds"};
+      return Divergence{rank, "samples",
+                        where + "age " + std::to_string(s.age) + " exceeds max_defer_rounds"};
   }
   return std::nullopt;
 }

@@ -15,8 +15,8 @@ void RankWindow::describe(Proposal& proposal) const {
     proposal.samples.push_back({s.cost.tokens, s.cost.labels, s.cost.patches, s.age});
 }
 
-void RankWindow::apply(const RoundPlan& plan, std::uint32_t rank,
-                       std::uint64_t first_step_in_epoch, std::vector<EmittedStep>& out) {
+void RankWindow::apply(const RoundPlan& plan, std::uint32_t rank, std::uint64_t first_step_in_epoch,
+                       std::vector<EmittedStep>& out) {
   const RankPlan& rp = plan.ranks[rank];
   for (std::uint32_t step = 0; step < plan.steps; ++step) {
     EmittedStep e;

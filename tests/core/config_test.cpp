@@ -20,7 +20,9 @@ std::string failing_field(const BatchingConfig& c) {
 
 }  // namespace
 
-TEST_CASE("the default configuration is valid") { CHECK(failing_field(BatchingConfig{}).empty()); }
+TEST_CASE("the default configuration is valid") {
+  CHECK(failing_field(BatchingConfig{}).empty());
+}
 
 TEST_CASE("validation names the bad field") {
   BatchingConfig c;
@@ -99,7 +101,8 @@ TEST_CASE("the fingerprint changes with every batching field, the seed and the w
 }
 
 TEST_CASE("enum names round-trip and unknown names are refused") {
-  for (auto v : {BudgetMode::padded, BudgetMode::packed}) CHECK(parse_budget_mode(to_string(v)) == v);
+  for (auto v : {BudgetMode::padded, BudgetMode::packed})
+    CHECK(parse_budget_mode(to_string(v)) == v);
   for (auto v : {Warmup::none, Warmup::short_ramp, Warmup::linear})
     CHECK(parse_warmup(to_string(v)) == v);
   for (auto v : {Policy::balanced, Policy::reference}) CHECK(parse_policy(to_string(v)) == v);

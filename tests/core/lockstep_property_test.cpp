@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/ledger.hpp"
+#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/lockstep.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
 
@@ -42,8 +42,8 @@ LockstepScenario random_scenario(std::uint64_t seed) {
   c.max_defer_rounds = between(rng, 0, 5);
   c.hold_pct = between(rng, 70, 100);
   c.policy = pick(rng, {Policy::balanced, Policy::reference});
-  c.loss_scaling =
-      pick(rng, {LossScaling::none, LossScaling::samples, LossScaling::tokens, LossScaling::labels});
+  c.loss_scaling = pick(
+      rng, {LossScaling::none, LossScaling::samples, LossScaling::tokens, LossScaling::labels});
   c.over_budget = pick(rng, {OverBudgetPolicy::singleton, OverBudgetPolicy::reject});
   c.over_length = pick(rng, {OverLengthPolicy::truncate, OverLengthPolicy::reject});
   c.zero_labels = pick(rng, {ZeroLabelPolicy::reject, ZeroLabelPolicy::keep});
@@ -127,8 +127,9 @@ std::string check_rounds(const LockstepScenario& s, const LockstepResult& run) {
   // Guarantee 2: every rank yields exactly the planned steps.
   for (std::size_t r = 0; r < run.ledgers.size(); ++r)
     if (run.ledgers[r].steps.size() != steps)
-      return "rank " + std::to_string(r) + " yielded " + std::to_string(run.ledgers[r].steps.size()) +
-             " steps, the plans hold " + std::to_string(steps);
+      return "rank " + std::to_string(r) + " yielded " +
+             std::to_string(run.ledgers[r].steps.size()) + " steps, the plans hold " +
+             std::to_string(steps);
   return "";
 }
 
@@ -171,7 +172,8 @@ TEST_CASE("guarantees 1, 2, 4, 5, 6, 7 and 8 hold over random scenarios") {
       // Guarantee 8: the same scenario gives the same plans.
       const auto again = run_lockstep(scenario, options);
       for (std::size_t k = 0; k < run.rounds.size() && problem.empty(); ++k)
-        if (!(again.rounds.size() == run.rounds.size() && again.rounds[k].plan == run.rounds[k].plan))
+        if (!(again.rounds.size() == run.rounds.size() &&
+              again.rounds[k].plan == run.rounds[k].plan))
           problem = "a second run planned round " + std::to_string(k) + " differently";
     }
     if (!problem.empty()) {

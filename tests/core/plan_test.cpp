@@ -53,7 +53,8 @@ TEST_CASE("a draining round emits everything, with IDLE steps on the rank with f
   CHECK(r0.deferred.empty());
   CHECK(r1.deferred.empty());
   // Rank 1 splits its single group in two: {30,30} and {30}; no IDLE needed.
-  CHECK(std::none_of(r1.steps.begin(), r1.steps.end(), [](const StepGroup& s) { return s.idle(); }));
+  CHECK(
+      std::none_of(r1.steps.begin(), r1.steps.end(), [](const StepGroup& s) { return s.idle(); }));
   double sum_at_step0 = 0;
   for (std::uint32_t step = 0; step < plan.steps; ++step) {
     const auto& t = plan.totals[step];
@@ -110,9 +111,8 @@ TEST_CASE("the plan digest is deterministic and covers the groups") {
 TEST_CASE("the reference policy runs target steps and pairs ascending groups") {
   auto config = budget_config(60);
   config.policy = Policy::reference;
-  const std::vector<Proposal> proposals{
-      proposal_of(RankState::active, window_of({10, 40, 30, 20})),
-      proposal_of(RankState::active, window_of({10, 10}))};
+  const std::vector<Proposal> proposals{proposal_of(RankState::active, window_of({10, 40, 30, 20})),
+                                        proposal_of(RankState::active, window_of({10, 10}))};
   const auto plan = plan_round(proposals, config, 0, 0);
   CHECK(plan.steps == 2);
   // Rank 0 keeps its two largest groups by sample count: {0,3} and (tie, lower index) {2}.

@@ -39,7 +39,7 @@ std::uint32_t balanced_step_count(std::span<const Proposal> proposals,
 // `balanced` fit of one rank's groups to T: keep forced, good, then costliest groups (the rest
 // are returned in `deferred`), or split the largest groups in halves.
 struct FittedGroups {
-  std::vector<LocalGroup> groups;        // at most T, in formation order
+  std::vector<LocalGroup> groups;       // at most T, in formation order
   std::vector<std::uint32_t> deferred;  // window indices
 };
 FittedGroups fit_balanced(std::vector<LocalGroup> groups, std::uint32_t steps,

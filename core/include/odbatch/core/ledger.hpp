@@ -19,13 +19,13 @@ struct RankLedger {
 
 struct AuditFinding {
   enum class Kind : std::uint8_t {
-    missing,               // an expected id neither emitted nor rejected
-    duplicated,            // emitted or rejected more than once
-    unknown,               // emitted or rejected but not part of the epoch
-    step_count_mismatch,   // ranks yielded different numbers of steps
-    over_budget,           // a group breaks the budget without being a flagged singleton
-    totals_mismatch,       // a rank's view of a step's global totals is wrong
-    loss_scale_mismatch,   // a loss scale differs from its definition, or they do not sum to W
+    missing,              // an expected id neither emitted nor rejected
+    duplicated,           // emitted or rejected more than once
+    unknown,              // emitted or rejected but not part of the epoch
+    step_count_mismatch,  // ranks yielded different numbers of steps
+    over_budget,          // a group breaks the budget without being a flagged singleton
+    totals_mismatch,      // a rank's view of a step's global totals is wrong
+    loss_scale_mismatch,  // a loss scale differs from its definition, or they do not sum to W
   };
   Kind kind;
   std::string message;

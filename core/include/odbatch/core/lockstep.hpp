@@ -27,10 +27,10 @@ using ProposalExchange =
     std::function<std::vector<Proposal>(std::uint32_t receiver, std::span<const Proposal> sent)>;
 
 struct LockstepOptions {
-  ProposalExchange exchange;       // empty: identity
-  bool every_rank_plans = true;    // every rank computes F itself and plans are compared
-  bool record_rounds = false;      // keep every round's proposals and plan
-  std::uint64_t max_rounds = 0;    // 0: the guarantee-4 bound (ramp rounds + samples + 1)
+  ProposalExchange exchange;     // empty: identity
+  bool every_rank_plans = true;  // every rank computes F itself and plans are compared
+  bool record_rounds = false;    // keep every round's proposals and plan
+  std::uint64_t max_rounds = 0;  // 0: the guarantee-4 bound (ramp rounds + samples + 1)
 };
 
 struct RoundRecord {

@@ -24,8 +24,8 @@ struct StepGroup {
 };
 
 struct RankPlan {
-  std::vector<StepGroup> steps;        // exactly T entries
-  std::vector<std::uint32_t> members;  // window indices of every step's group, step after step
+  std::vector<StepGroup> steps;         // exactly T entries
+  std::vector<std::uint32_t> members;   // window indices of every step's group, step after step
   std::vector<std::uint32_t> deferred;  // window indices that stay (ascending)
   std::vector<double> loss_scale;       // per step; derived, not part of the digest
 

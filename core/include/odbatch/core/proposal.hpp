@@ -31,8 +31,8 @@ struct Proposal {
   std::uint64_t epoch = 0;
   std::uint64_t round = 0;
   RankState state = RankState::active;
-  std::uint64_t prev_digest = 0;  // digest of round-1's plan; 0 before round 0
-  std::uint32_t entered = 0;      // samples that entered the window since the last round
+  std::uint64_t prev_digest = 0;        // digest of round-1's plan; 0 before round 0
+  std::uint32_t entered = 0;            // samples that entered the window since the last round
   std::vector<ProposedSample> samples;  // window order
 
   friend bool operator==(const Proposal&, const Proposal&) = default;
