@@ -23,12 +23,10 @@ struct BudgetGrouping {
   friend bool operator==(const BudgetGrouping&, const BudgetGrouping&) = default;
 };
 
-// Sorts the lengths descending and cuts greedy groups under config's token budget and budget
-// mode. Padded: a group opens with the longest remaining sample L and takes the next
-// floor(B / L) samples (at least 1), as the balanced policy's local grouping does. Packed:
-// best-fit decreasing (open with the longest remaining sample, then repeatedly add the longest
-// remaining one that still fits), also as the balanced policy does. Zero lengths are skipped:
-// screening rejects such samples, so they are never grouped.
+// Cuts budget groups from all the lengths at once with the balanced policy's local grouping
+// (group_balanced): padded groups open with the longest remaining sample L and take the next
+// floor(B / L) samples (at least 1); packed groups are filled best-fit decreasing. Zero lengths
+// are skipped: screening rejects such samples, so they are never grouped.
 BudgetGrouping budget_groups(std::span<const std::uint32_t> lengths, const BatchingConfig& config);
 
 // LB: every rank sorts its whole shard and cuts budget groups. No scheme that keeps samples on
