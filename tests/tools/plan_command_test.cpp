@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -220,6 +221,28 @@ TEST_CASE("--output writes the report to a file") {
   CHECK(run.status == 0);
   CHECK(run.out.empty());
   CHECK(json::parse(read_file(output))["rounds"][0]["steps"] == 2);
+}
+
+TEST_CASE("--summary prints one line per round and the epoch's outcome against LB and GMT") {
+  const auto output = scratch().path("summary_report.json");
+  const auto run =
+      run_cli("plan --summary --output " + quoted(output.string()) + " " + quoted(kUnevenShards));
+  REQUIRE(run.status == 0);
+  const json report = json::parse(read_file(output));
+  const auto rounds = report["rounds"].size();
+  std::istringstream lines(run.out);
+  std::size_t round_lines = 0;
+  bool epoch_over_line = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > 5 && line.find_first_not_of(' ') < 5 && std::isdigit(line[4])) ++round_lines;
+    epoch_over_line = epoch_over_line || line.ends_with("epoch over");
+  }
+  CHECK(round_lines == rounds);
+  CHECK(epoch_over_line);
+  CHECK(run.out.find("steps per rank " +
+                     std::to_string(report["run"]["steps_per_rank"].get<int>()) +
+                     " (offline bounds: per-shard LB ") != std::string::npos);
+  CHECK(run.out.find("audit passed: 610 expected, 610 emitted") != std::string::npos);
 }
 
 TEST_CASE("config precedence: scenario < --config [batching] < --policy") {

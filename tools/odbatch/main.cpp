@@ -20,6 +20,7 @@ struct PlanArguments {
   std::string policy;
   std::string config_file;
   std::string output;
+  bool summary = false;
 
   odbatch::cli::PlanOptions options() const {
     odbatch::cli::PlanOptions o;
@@ -27,6 +28,7 @@ struct PlanArguments {
     if (!policy.empty()) o.policy = odbatch::parse_policy(policy);
     if (!config_file.empty()) o.config_file = config_file;
     if (!output.empty()) o.output = output;
+    o.summary = summary;
     return o;
   }
 };
@@ -40,6 +42,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArguments& arguments) {
   plan->add_option("--config", arguments.config_file,
                    "TOML file whose [batching] table overrides the scenario's config");
   plan->add_option("--output,-o", arguments.output, "Write the JSON report here instead of stdout");
+  plan->add_flag("--summary", arguments.summary,
+                 "Print a text summary per round and of the epoch; the JSON report then goes only "
+                 "to --output");
   plan->add_option("scenario", arguments.scenario, "Scenario JSON file (see docs/plan-json.md)")
       ->required();
   return plan;

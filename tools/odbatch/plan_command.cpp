@@ -13,6 +13,7 @@
 #include "odbatch/proto_msgs/proposal_codec.hpp"
 #include "odbatch/runtime/batching_config_toml.hpp"
 #include "plan_report.hpp"
+#include "plan_summary.hpp"
 #include "scenario.hpp"
 #include "window_ids.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 
 struct PlanOutcome {
   Report report;
+  std::string summary;
   std::string failure;  // why the exit status is 1; empty on success
 };
 
@@ -46,9 +48,11 @@ PlanOutcome plan_one_round(const Scenario& scenario, const RoundScenario& round,
     throw InputError(source + ": ranks[" + std::to_string(d->rank) + "]: invalid proposal (" +
                      d->field + "): " + d->message);
   const RoundPlan plan = plan_round(proposals, config, round.epoch, round.round);
-  PlanOutcome outcome{report_header("round", scenario, config, round.epoch, world), {}};
+  PlanOutcome outcome{report_header("round", scenario, config, round.epoch, world), {}, {}};
   outcome.report["rounds"] =
       Report::array({round_report(plan, proposals, round.window_ids, config)});
+  const RoundRecord record{proposals, plan};
+  outcome.summary = summarize_rounds(std::span(&record, 1), config);
   return outcome;
 }
 
@@ -81,7 +85,9 @@ PlanOutcome plan_epoch(const Scenario& scenario, const EpochScenario& epoch,
   const WindowIds window_ids = replay_window_ids(lockstep, result);
 
   const auto world = static_cast<std::uint32_t>(epoch.shards.size());
-  PlanOutcome outcome{report_header("epoch", scenario, config, epoch.epoch, world), {}};
+  PlanOutcome outcome{report_header("epoch", scenario, config, epoch.epoch, world), {}, {}};
+  outcome.summary = summarize_rounds(result.rounds, config) +
+                    summarize_epoch(epoch.shards, result, audit, config);
   Report rounds = Report::array();
   for (std::size_t k = 0; k < result.rounds.size(); ++k)
     rounds.push_back(
@@ -130,7 +136,8 @@ int run_plan_command(const PlanOptions& options) {
         std::holds_alternative<RoundScenario>(scenario.body)
             ? plan_one_round(scenario, std::get<RoundScenario>(scenario.body), config, source)
             : plan_epoch(scenario, std::get<EpochScenario>(scenario.body), config);
-    write_report(outcome.report, options.output);
+    if (options.summary) std::cout << outcome.summary;
+    if (!options.summary || options.output) write_report(outcome.report, options.output);
     if (outcome.failure.empty()) return 0;
     std::cerr << "odbatch plan: " << outcome.failure << '\n';
     return 1;

@@ -14,6 +14,7 @@ struct PlanOptions {
       config_file;                              // its [batching] table overrides the scenario's
   std::optional<Policy> policy;                 // overrides both
   std::optional<std::filesystem::path> output;  // stdout when absent
+  bool summary = false;  // print a text summary; the JSON report goes to `output` only
 };
 
 // Writes the report and returns the exit status: 0 success, 1 the epoch run or its audit failed
