@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "odbatch/core/round_admission.hpp"
 #include "odbatch/core/screening.hpp"
 #include "odbatch/core/warmup.hpp"
 
@@ -9,17 +10,20 @@ namespace odbatch {
 namespace {
 
 struct SimulatedRank {
+  explicit SimulatedRank(std::span<const SampleCost> samples)
+      : shard(samples), admission(samples.size()) {}
   std::span<const SampleCost> shard;
-  std::size_t cursor = 0;
+  RoundAdmission admission;
   RankWindow window;
 };
 
-// Admits the next `threshold` accepted samples of the shard; rejected ones are consumed too.
+// Admits the round's accepted samples from the shard; rejected ones are consumed too.
 void admit(SimulatedRank& rank, std::uint32_t threshold, const BatchingConfig& c,
            RankLedger& ledger) {
-  std::uint32_t accepted = 0;
-  while (accepted < threshold && rank.cursor < rank.shard.size()) {
-    SampleCost s = rank.shard[rank.cursor++];
+  rank.admission.begin_round(threshold);
+  while (rank.admission.wants_more()) {
+    const auto position = rank.admission.consumed();
+    SampleCost s = rank.shard[position];
     Screening verdict = screen_sample(s, c);
     if (verdict.verdict == Screening::Verdict::truncate) {
       s.tokens = verdict.truncate_to;
@@ -28,12 +32,13 @@ void admit(SimulatedRank& rank, std::uint32_t threshold, const BatchingConfig& c
     }
     if (verdict.verdict == Screening::Verdict::reject) {
       ledger.rejected.push_back({s.id, verdict.reason,
-                                 "shard position " + std::to_string(rank.cursor - 1) + ", " +
+                                 "shard position " + std::to_string(position) + ", " +
                                      std::to_string(s.tokens) + " tokens"});
+      rank.admission.count_rejected();
       continue;
     }
     rank.window.admit(s);
-    ++accepted;
+    rank.admission.count_accepted();
   }
 }
 
@@ -49,10 +54,11 @@ LockstepResult run_lockstep(const LockstepScenario& scenario, const LockstepOpti
   const auto world = static_cast<std::uint32_t>(scenario.shards.size());
   LockstepResult result;
   result.ledgers.resize(world);
-  std::vector<SimulatedRank> ranks(world);
+  std::vector<SimulatedRank> ranks;
+  ranks.reserve(world);
   std::uint64_t total = 0;
   for (std::uint32_t r = 0; r < world; ++r) {
-    ranks[r].shard = scenario.shards[r];
+    ranks.emplace_back(scenario.shards[r]);
     total += scenario.shards[r].size();
     for (const auto& s : scenario.shards[r]) result.expected_ids.push_back(s.id);
   }
@@ -75,9 +81,7 @@ LockstepResult run_lockstep(const LockstepScenario& scenario, const LockstepOpti
       p.epoch = scenario.epoch;
       p.round = round;
       p.prev_digest = prev_digest;
-      p.state = rank.cursor < rank.shard.size()
-                    ? RankState::active
-                    : (rank.window.empty() ? RankState::done : RankState::draining);
+      p.state = rank.admission.state(rank.window.empty());
       rank.window.describe(p);
     }
 
