@@ -1,0 +1,38 @@
+#pragma once
+// The round protocol's collective: one allgather of variable-size byte blobs per round, on the
+// loader's own communication context (never the trainer's). Every wait has a deadline, and an
+// abort from any rank wakes every other.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace odbatch {
+
+// A collective that cannot complete: a deadline passed, a rank aborted or a peer failed.
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Collective {
+ public:
+  using Clock = std::chrono::steady_clock;
+  virtual ~Collective() = default;
+
+  virtual std::uint32_t rank() const = 0;
+  virtual std::uint32_t world_size() const = 0;
+
+  // Every rank's blob, indexed by rank. Throws CollectiveError when the deadline passes before all
+  // ranks contributed (naming the missing ranks) or when the group was aborted (with its reason).
+  virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                        Clock::time_point deadline) = 0;
+
+  // Fails every pending and future collective of the group with `reason`; the first reason wins.
+  virtual void abort(const std::string& reason) = 0;
+};
+
+}  // namespace odbatch
