@@ -1,0 +1,42 @@
+#pragma once
+// One rank's side of the round protocol (docs/protocol.md, "One round"): exchange proposals in
+// exactly one allgather, check every rank's header against our own, and compute the plan.
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+
+#include "odbatch/core/config.hpp"
+#include "odbatch/core/plan.hpp"
+#include "odbatch/core/proposal.hpp"
+#include "odbatch/runtime/collective.hpp"
+
+namespace odbatch {
+
+// The round cannot be completed safely: the error names the round and, where known, the rank.
+class RoundError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RoundCoordinator {
+ public:
+  RoundCoordinator(Collective& collective, BatchingConfig config,
+                   std::chrono::milliseconds round_deadline);
+
+  // Runs round `proposal.round` of `proposal.epoch`: fills in the version, fingerprint and the
+  // previous plan's digest, exchanges, checks and plans. Throws RoundError (and aborts the
+  // collective, so no peer waits for us) on any failure.
+  RoundPlan run_round(Proposal proposal);
+
+  // Rounds restart at 0 with digest 0 each epoch.
+  void start_epoch() { prev_digest_ = 0; }
+
+ private:
+  Collective& collective_;
+  BatchingConfig config_;
+  std::chrono::milliseconds round_deadline_;
+  std::uint64_t fingerprint_;
+  std::uint64_t prev_digest_ = 0;
+};
+
+}  // namespace odbatch
