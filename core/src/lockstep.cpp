@@ -31,7 +31,7 @@ void admit(SimulatedRank& rank, std::uint32_t threshold, const BatchingConfig& c
       verdict = screen_sample(s, c);
     }
     if (verdict.verdict == Screening::Verdict::reject) {
-      ledger.rejected.push_back({s.id, verdict.reason,
+      ledger.rejected.push_back({s.id, std::string(to_string(verdict.reason)),
                                  "shard position " + std::to_string(position) + ", " +
                                      std::to_string(s.tokens) + " tokens"});
       rank.admission.count_rejected();

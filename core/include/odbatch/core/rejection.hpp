@@ -17,9 +17,11 @@ enum class RejectReason : std::uint8_t {
 
 std::string_view to_string(RejectReason reason);
 
+// A sample that left the epoch unemitted. `reason` is a stable category name: one of
+// RejectReason's, or a preprocessing stage's (a malformed record, a corrupt image, ...).
 struct Rejection {
   SampleId id = 0;
-  RejectReason reason = RejectReason::empty_sample;
+  std::string reason;
   std::string detail;  // where and what, for the user
 
   friend bool operator==(const Rejection&, const Rejection&) = default;
