@@ -8,6 +8,7 @@
 
 #include "odbatch/core/config.hpp"
 #include "plan_command.hpp"
+#include "run_command.hpp"
 
 namespace {
 
@@ -50,6 +51,40 @@ CLI::App* add_plan_command(CLI::App& app, PlanArguments& arguments) {
   return plan;
 }
 
+// `run`'s arguments as parsed.
+struct RunArguments {
+  std::string config;
+  std::uint64_t epochs = 1;
+  std::uint64_t first_epoch = 0;
+  std::string ledger;
+  std::string json;
+  bool no_progress = false;
+
+  odbatch::cli::RunOptions options() const {
+    odbatch::cli::RunOptions o;
+    o.config = config;
+    o.epochs = epochs;
+    o.first_epoch = first_epoch;
+    if (!ledger.empty()) o.ledger = ledger;
+    if (!json.empty()) o.json = json;
+    o.progress = !no_progress;
+    return o;
+  }
+};
+
+CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
+  auto* run = app.add_subcommand("run", "Run the pipeline of a TOML file standalone and summarise");
+  run->add_option("config", arguments.config, "Pipeline TOML file (see docs/pipeline-toml.md)")
+      ->required();
+  run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(CLI::PositiveNumber);
+  run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
+  run->add_option("--ledger", arguments.ledger,
+                  "Write every emitted batch's sample ids and every rejection (JSON Lines)");
+  run->add_option("--json", arguments.json, "Write the summary as JSON");
+  run->add_flag("--no-progress", arguments.no_progress, "No progress line on stderr");
+  return run;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,6 +92,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   PlanArguments plan_arguments;
   const CLI::App* plan = add_plan_command(app, plan_arguments);
+  RunArguments run_arguments;
+  const CLI::App* run = add_run_command(app, run_arguments);
 
   try {
     app.parse(argc, argv);
@@ -66,6 +103,7 @@ int main(int argc, char** argv) {
 
   try {
     if (plan->parsed()) return odbatch::cli::run_plan_command(plan_arguments.options());
+    if (run->parsed()) return odbatch::cli::run_pipeline_command(run_arguments.options());
   } catch (const std::exception& e) {
     std::cerr << "odbatch: internal error: " << e.what() << '\n';
   }

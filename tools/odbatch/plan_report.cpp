@@ -128,8 +128,7 @@ Report rank_totals_report(std::uint32_t rank, std::size_t shard_samples, const R
   }
   Report rejected = Report::array();
   for (const auto& r : ledger.rejected)
-    rejected.push_back(
-        {{"id", r.id}, {"reason", r.reason}, {"detail", r.detail}});
+    rejected.push_back({{"id", r.id}, {"reason", r.reason}, {"detail", r.detail}});
   Report out;
   out["rank"] = rank;
   out["shard_samples"] = shard_samples;

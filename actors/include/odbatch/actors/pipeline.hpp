@@ -1,0 +1,63 @@
+#pragma once
+// The pipeline a trainer embeds: an actor graph that reads, tokenizes, decodes, groups and aligns
+// samples into token-budgeted batches, one process per data-parallel rank.
+//
+//   odbatch::Pipeline pipe(odbatch::PipelineConfig::from_toml_file("pipeline.toml"),
+//                          odbatch::DistEnv::from_env());
+//   for (std::uint64_t epoch = 0; epoch < epochs; ++epoch) {
+//     pipe.start_epoch(epoch);
+//     while (auto batch = pipe.next_batch()) { ... batch->step_info().loss_scale ... }
+//   }
+//
+// Every rank yields the same number of batches per epoch (IDLE batches fill in where a rank has
+// nothing), so the trainer's collectives stay aligned without DDP's Join. No CAF type appears here.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "odbatch/runtime/batch.hpp"
+#include "odbatch/runtime/dist_env.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/runtime/pipeline_stats.hpp"
+
+namespace odbatch {
+
+struct PipelineOptions {
+  // Writes every emitted step's sample ids and every rejection (see `odbatch audit`).
+  std::optional<std::filesystem::path> ledger;
+};
+
+class Pipeline {
+ public:
+  // Indexes the dataset and loads the tokenizer; throws on a bad config, dataset or model, with
+  // the file and reason.
+  Pipeline(PipelineConfig config, DistEnv dist = DistEnv::single(), PipelineOptions options = {});
+  ~Pipeline();  // stops the actors of an unfinished epoch; never hangs
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // Starts (or restarts) an epoch: the shard is a function of seed, epoch, rank and world size.
+  // A single rank may abandon an unfinished epoch this way; with several ranks every rank must
+  // finish the epoch or the run must be aborted.
+  void start_epoch(std::uint64_t epoch);
+
+  // The next batch, blocking until it is ready; nullptr at the end of the epoch (after the same
+  // number of batches on every rank). Rethrows the cause when the pipeline failed.
+  std::shared_ptr<const Batch> next_batch();
+
+  // Fails the epoch on every rank with `reason`: pending and later next_batch() calls throw.
+  void abort(const std::string& reason);
+
+  StatsSnapshot stats() const;
+  const PipelineConfig& config() const;
+  std::uint64_t dataset_records() const;  // records in the whole dataset
+  std::uint64_t shard_records() const;    // records this rank reads in the current epoch
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace odbatch

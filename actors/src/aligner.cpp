@@ -1,0 +1,135 @@
+#include "odbatch/core/window.hpp"
+#include "pipeline_messages.hpp"
+#include "round_actors.hpp"
+
+namespace odbatch::actors {
+
+struct AlignerState {
+  EpochContextPtr context;
+  RankWindow window;
+  std::vector<std::shared_ptr<const SamplePayload>> payloads;  // parallel to the window
+  std::vector<std::shared_ptr<const SamplePayload>> incoming;  // admitted for the open round
+  std::uint64_t round = 0;                                     // the round to propose next
+  // The packer closed round `closed_round`; whether the shard is exhausted.
+  std::optional<std::uint64_t> closed_round;
+  bool exhausted = false;
+  bool awaiting_plan = false;
+  bool previous_round_emitted = true;
+  bool epoch_over = false;
+  std::uint64_t steps = 0;
+  std::uint64_t global_samples = 0;
+  std::uint64_t global_tokens = 0;
+  std::vector<EmittedStep> scratch;
+};
+
+namespace {
+
+void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) {
+  auto& s = self->state;
+  auto& context = *s.context;
+  const std::uint32_t rank = context.resources().rank;
+  const RankPlan& mine = plan.ranks[rank];
+  {
+    StageTimer timer(context.stats().aligner);
+    for (std::uint32_t step = 0; step < plan.steps; ++step) {
+      auto work = std::make_shared<StepWork>();
+      StepInfo& info = work->info;
+      const StepGroup& group = mine.steps[step];
+      info.epoch = context.epoch();
+      info.step = s.steps + step;
+      info.round = plan.round;
+      info.idle = group.idle();
+      info.loss_scale = mine.loss_scale[step];
+      info.samples = group.count;
+      info.tokens = group.sum_tokens;
+      info.labels = group.sum_labels;
+      info.global = plan.totals[step];
+      s.global_samples += info.global.samples;
+      s.global_tokens += info.global.tokens;
+      info.global_samples_consumed = s.global_samples;
+      info.global_tokens_consumed = s.global_tokens;
+      for (auto index : mine.group(step)) {
+        const auto& sample = s.payloads[index];
+        work->rows.push_back(sample);
+        info.sample_ids.push_back(sample->id);
+        info.source_files.push_back(sample->source_file);
+      }
+      if (auto* ledger = context.ledger())
+        ledger->step(context.epoch(), info.step, plan.round, info.idle, info.sample_ids);
+      self->send(context.wiring().emitter, StepWorkPtr(std::move(work)));
+    }
+    // The deferred samples stay, in window order, one round older.
+    std::vector<std::shared_ptr<const SamplePayload>> kept;
+    kept.reserve(mine.deferred.size());
+    for (auto index : mine.deferred) kept.push_back(std::move(s.payloads[index]));
+    s.payloads = std::move(kept);
+    s.scratch.clear();
+    s.window.apply(plan, rank, s.steps, s.scratch);
+  }
+  s.steps += plan.steps;
+  ++s.round;
+  s.awaiting_plan = false;
+  self->send(context.wiring().emitter, round_end_atom::value, plan.round);
+  if (plan.epoch_over) {
+    s.epoch_over = true;
+    self->send(context.wiring().emitter, epoch_end_atom::value, s.steps);
+  }
+}
+
+void try_propose(caf::stateful_actor<AlignerState>* self) {
+  auto& s = self->state;
+  if (s.epoch_over || s.awaiting_plan || s.closed_round != s.round || !s.previous_round_emitted)
+    return;
+  auto& context = *s.context;
+  auto proposal = std::make_shared<Proposal>();
+  {
+    StageTimer timer(context.stats().aligner);
+    for (auto& sample : s.incoming) {
+      s.window.admit(sample->cost());
+      s.payloads.push_back(std::move(sample));
+    }
+    s.incoming.clear();
+    proposal->epoch = context.epoch();
+    proposal->round = s.round;
+    proposal->state = !s.exhausted       ? RankState::active
+                      : s.window.empty() ? RankState::done
+                                         : RankState::draining;
+    s.window.describe(*proposal);
+  }
+  s.awaiting_plan = true;
+  s.previous_round_emitted = false;
+  // The next round's admission overlaps this round's planning and emission.
+  self->send(context.wiring().packer, open_atom::value, s.round + 1);
+  self->request(context.wiring().coordinator, caf::infinite, propose_atom::value,
+                ProposalPtr(std::move(proposal)))
+      .then([=](const RoundPlanPtr& plan) { apply_plan(self, *plan); },
+            [=](caf::error& error) {
+              self->state.context->fail("coordinator: " + self->system().render(error));
+            });
+}
+
+}  // namespace
+
+caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochContextPtr context) {
+  report_exceptions_to(self, context, "aligner");
+  self->state.context = context;
+  return {
+      [=](admit_atom, const JoinedPtr& joined) { self->state.incoming.push_back(joined->sample); },
+      [=](close_atom, std::uint64_t round, bool exhausted) {
+        // The next round may close while this one is still being planned; it waits its turn.
+        self->state.closed_round = round;
+        self->state.exhausted = exhausted;
+        try_propose(self);
+      },
+      [=](emitted_atom, std::uint64_t) {
+        self->state.previous_round_emitted = true;
+        try_propose(self);
+      },
+  };
+}
+
+caf::actor spawn_aligner(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(aligner_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

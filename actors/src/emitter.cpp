@@ -1,0 +1,89 @@
+#include <chrono>
+
+#include "odbatch/runtime/batch_collator.hpp"
+#include "odbatch/runtime/batch_pool.hpp"
+#include "pipeline_messages.hpp"
+#include "round_actors.hpp"
+
+namespace odbatch::actors {
+
+struct EmitterState {
+  EpochContextPtr context;
+  std::optional<BatchCollator> collator;
+  std::shared_ptr<BatchPool> pool = BatchPool::create();
+  std::vector<const SamplePayload*> rows;
+};
+
+namespace {
+
+std::uint64_t nanoseconds_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
+void count_batch(PipelineStats& stats, const Batch& batch) {
+  const auto& info = batch.step_info();
+  stats.batches.fetch_add(1, std::memory_order_relaxed);
+  if (info.idle) {
+    stats.idle_batches.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  stats.samples_emitted.fetch_add(info.samples, std::memory_order_relaxed);
+  stats.tokens.fetch_add(info.tokens, std::memory_order_relaxed);
+  stats.labels.fetch_add(info.labels, std::memory_order_relaxed);
+  const std::uint64_t padded = batch.layout() == BatchLayout::padded
+                                   ? std::uint64_t{batch.rows()} * batch.seq_len()
+                                   : info.tokens;
+  stats.padded_tokens.fetch_add(padded, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+caf::behavior emitter_behavior(caf::stateful_actor<EmitterState>* self, EpochContextPtr context) {
+  report_exceptions_to(self, context, "emitter");
+  self->state.context = context;
+  const auto& flow = context->config().flow;
+  self->state.collator.emplace(CollatorOptions{flow.layout, flow.pad_id, flow.pad_id});
+  return {
+      [=](const StepWorkPtr& work) {
+        auto& s = self->state;
+        auto& stats = s.context->stats();
+        auto batch = s.pool->acquire();
+        {
+          StageTimer timer(stats.emitter);
+          if (work->info.idle) {
+            s.collator->collate_idle(work->info, *batch);
+          } else {
+            s.rows.clear();
+            for (const auto& row : work->rows) s.rows.push_back(row.get());
+            s.collator->collate(s.rows, work->info, *batch);
+          }
+        }
+        count_batch(stats, *batch);
+        const auto wait_start = std::chrono::steady_clock::now();
+        const bool accepted = s.context->queue().push(std::move(batch));
+        stats.emitter.blocked_ns.fetch_add(nanoseconds_since(wait_start),
+                                           std::memory_order_relaxed);
+        if (stats.first_batch_ns.load() == 0)
+          stats.first_batch_ns.store(nanoseconds_since(s.context->started()));
+        // A closed or failed queue means nobody consumes this epoch any more.
+        if (!accepted) self->quit();
+      },
+      [=](round_end_atom, std::uint64_t round) {
+        self->send(self->state.context->wiring().aligner, emitted_atom::value, round);
+      },
+      [=](epoch_end_atom, std::uint64_t steps) {
+        auto& epoch = *self->state.context;
+        if (auto* ledger = epoch.ledger()) ledger->end_epoch(epoch.epoch(), steps);
+        epoch.queue().close();
+        epoch.stop_actors();
+      },
+  };
+}
+
+caf::actor spawn_emitter(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn<caf::detached>(emitter_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

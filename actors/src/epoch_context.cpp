@@ -1,0 +1,74 @@
+#include "epoch_context.hpp"
+
+#include <stdexcept>
+
+namespace odbatch::actors {
+
+std::vector<caf::actor> Wiring::all() const {
+  std::vector<caf::actor> actors{reader, joiner, packer, aligner, coordinator, emitter};
+  actors.insert(actors.end(), tokenizers.begin(), tokenizers.end());
+  actors.insert(actors.end(), image_decoders.begin(), image_decoders.end());
+  return actors;
+}
+
+EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
+                           std::shared_ptr<BatchQueue> queue, PipelineStats& stats,
+                           LedgerWriter* ledger, Collective& collective)
+    : resources_(std::move(resources)),
+      epoch_(epoch),
+      shard_spec_{resources_->config.batching.seed,
+                  epoch,
+                  resources_->config.source.shuffle,
+                  resources_->config.source.split,
+                  resources_->rank,
+                  resources_->world_size},
+      shard_(resources_->index->record_count(), shard_spec_),
+      queue_(std::move(queue)),
+      stats_(stats),
+      ledger_(ledger),
+      collective_(collective),
+      started_(std::chrono::steady_clock::now()) {}
+
+void EpochContext::reject(const Rejection& rejection) {
+  stats_.count_rejection(rejection.reason);
+  if (ledger_) ledger_->rejection(epoch_, rejection);
+  if (config().source.on_bad_record == BadRecordPolicy::fail)
+    fail("sample " + std::to_string(rejection.id) + " rejected (" + rejection.reason +
+         ") and source.on_bad_record is fail: " + rejection.detail);
+}
+
+void EpochContext::fail(const std::string& reason) {
+  if (failed_.exchange(true)) return;
+  const std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
+                              std::to_string(epoch_) + ": " + reason;
+  queue_->fail(std::make_exception_ptr(std::runtime_error(message)));
+  collective_.abort(message);
+  stop_actors();
+}
+
+void EpochContext::stop_actors() {
+  std::call_once(stop_once_, [&] {
+    for (const auto& actor : wiring_.all())
+      if (actor) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  });
+}
+
+void report_exceptions_to(caf::scheduled_actor* self, EpochContextPtr context,
+                          std::string actor_name) {
+  // A weak reference: the context holds the actors, so a strong one would keep both alive.
+  std::weak_ptr<EpochContext> weak = context;
+  self->set_exception_handler(
+      [weak, actor_name](caf::scheduled_actor*, std::exception_ptr& error) -> caf::error {
+        const auto live = weak.lock();
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          if (live) live->fail(actor_name + ": " + e.what());
+        } catch (...) {
+          if (live) live->fail(actor_name + ": unknown exception");
+        }
+        return caf::exit_reason::user_shutdown;
+      });
+}
+
+}  // namespace odbatch::actors

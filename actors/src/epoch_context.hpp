@@ -1,0 +1,97 @@
+#pragma once
+// What every actor of one epoch shares: the pipeline's resources, the epoch's shard, the batch
+// queue to the trainer, counters, the ledger, and the epoch's single failure path.
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "odbatch/runtime/bounded_queue.hpp"
+#include "odbatch/runtime/chat_tokenizer.hpp"
+#include "odbatch/runtime/collective.hpp"
+#include "odbatch/runtime/epoch_shard.hpp"
+#include "odbatch/runtime/jsonl_index.hpp"
+#include "odbatch/runtime/ledger_writer.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/runtime/pipeline_stats.hpp"
+#include "odbatch/runtime/record_reader.hpp"
+
+namespace odbatch::actors {
+
+using BatchQueue = BoundedQueue<std::shared_ptr<const Batch>>;
+
+// Built once per pipeline; immutable afterwards and shared by every epoch.
+struct PipelineResources {
+  PipelineConfig config;
+  std::shared_ptr<const JsonlIndex> index;
+  std::shared_ptr<const RecordReader> records;
+  std::shared_ptr<const ChatTokenizer> tokenizer;
+  std::uint32_t rank = 0;
+  std::uint32_t world_size = 1;
+};
+
+// The epoch's actors, filled in before any of them starts.
+struct Wiring {
+  caf::actor reader, joiner, packer, aligner, coordinator, emitter;
+  std::vector<caf::actor> tokenizers, image_decoders;
+
+  std::vector<caf::actor> all() const;
+};
+
+class EpochContext {
+ public:
+  EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
+               std::shared_ptr<BatchQueue> queue, PipelineStats& stats, LedgerWriter* ledger,
+               Collective& collective);
+
+  const PipelineResources& resources() const { return *resources_; }
+  const PipelineConfig& config() const { return resources_->config; }
+  std::uint64_t epoch() const { return epoch_; }
+  const ShardSpec& shard_spec() const { return shard_spec_; }
+  const EpochShard& shard() const { return shard_; }
+  BatchQueue& queue() { return *queue_; }
+  PipelineStats& stats() { return stats_; }
+  LedgerWriter* ledger() { return ledger_; }
+  Collective& collective() { return collective_; }
+  Wiring& wiring() { return wiring_; }
+  std::chrono::steady_clock::time_point started() const { return started_; }
+
+  // Records a rejection: counted by reason, written to the ledger, and under on_bad_record = fail
+  // turned into the epoch's failure.
+  void reject(const Rejection& rejection);
+
+  // Ends the epoch with an error the trainer's next_batch() rethrows; the first failure wins.
+  // Wakes everything that could wait: the batch queue, the collective, and every actor.
+  void fail(const std::string& reason);
+  bool failed() const { return failed_.load(); }
+
+  // Stops every actor of the epoch (after the end of the epoch, or on failure).
+  void stop_actors();
+
+ private:
+  std::shared_ptr<const PipelineResources> resources_;
+  std::uint64_t epoch_;
+  ShardSpec shard_spec_;
+  EpochShard shard_;
+  std::shared_ptr<BatchQueue> queue_;
+  PipelineStats& stats_;
+  LedgerWriter* ledger_;
+  Collective& collective_;
+  Wiring wiring_;
+  std::chrono::steady_clock::time_point started_;
+  std::atomic<bool> failed_{false};
+  std::once_flag stop_once_;
+};
+
+using EpochContextPtr = std::shared_ptr<EpochContext>;
+
+// Routes an actor's escaping exception to the epoch's failure, naming the actor.
+void report_exceptions_to(caf::scheduled_actor* self, EpochContextPtr context,
+                          std::string actor_name);
+
+}  // namespace odbatch::actors

@@ -1,0 +1,61 @@
+#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "pipeline_messages.hpp"
+#include "workers.hpp"
+
+namespace odbatch::actors {
+
+struct ImageDecoderWorkerState {
+  EpochContextPtr context;
+  JpegDecoder decoder;
+  DecodedImage scratch;
+};
+
+namespace {
+
+constexpr int kOutstandingDemands = 2;
+
+}  // namespace
+
+caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWorkerState>* self,
+                                            EpochContextPtr context) {
+  report_exceptions_to(self, context, "image decoder worker");
+  self->state.context = context;
+  self->state.decoder = JpegDecoder(context->config().images.decoder_limits);
+  return {
+      [=](start_atom) {
+        for (int i = 0; i < kOutstandingDemands; ++i)
+          self->send(self->state.context->wiring().reader, image_demand_atom::value);
+      },
+      [=](const ImageTaskPtr& task) {
+        auto& s = self->state;
+        auto& epoch = *s.context;
+        auto done = std::make_shared<ImageDone>();
+        done->seq = task->seq;
+        done->image = task->image;
+        {
+          StageTimer timer(epoch.stats().image_decoder);
+          if (auto error =
+                  s.decoder.decode(*task->jpeg, epoch.config().images.geometry, s.scratch)) {
+            done->rejection = Rejection{task->id, std::string(to_string(error->kind)),
+                                        "image " + task->path + ": " + error->message};
+          } else {
+            auto pixels = std::make_shared<ImagePixels>();
+            pixels->height = s.scratch.height;
+            pixels->width = s.scratch.width;
+            pixels->grid_h = s.scratch.grid.grid_h;
+            pixels->grid_w = s.scratch.grid.grid_w;
+            pixels->rgb = std::move(s.scratch.rgb);
+            done->pixels = std::move(pixels);
+          }
+        }
+        self->send(epoch.wiring().joiner, ImageDonePtr(std::move(done)));
+        self->send(epoch.wiring().reader, image_demand_atom::value);
+      },
+  };
+}
+
+caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(image_decoder_worker_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

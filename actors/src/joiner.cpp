@@ -1,0 +1,112 @@
+#include "joiner.hpp"
+
+#include <unordered_map>
+
+#include "pipeline_messages.hpp"
+
+namespace odbatch::actors {
+
+namespace {
+
+struct PendingSample {
+  SampleStartPtr start;  // null until the reader's announcement arrives
+  std::uint32_t parts_arrived = 0;
+  std::shared_ptr<SamplePayload> tokens;
+  std::vector<std::shared_ptr<ImagePixels>> images;
+  std::optional<Rejection> rejection;
+
+  bool complete() const { return start && parts_arrived == start->parts; }
+};
+
+}  // namespace
+
+struct JoinerState {
+  EpochContextPtr context;
+  std::unordered_map<std::uint64_t, PendingSample> pending;
+  std::uint64_t next_out = 0;
+  std::uint32_t wanted = 0;
+};
+
+namespace {
+
+void note_rejection(PendingSample& p, const std::optional<Rejection>& rejection) {
+  if (rejection && !p.rejection) p.rejection = rejection;
+}
+
+JoinedPtr assemble(PendingSample& p) {
+  auto joined = std::make_shared<Joined>();
+  if (!p.rejection && p.start->rejection) p.rejection = p.start->rejection;
+  if (p.rejection) {
+    joined->rejection = std::move(p.rejection);
+    return joined;
+  }
+  auto& sample = *p.tokens;
+  sample.source_file = p.start->source_file;
+  sample.line = p.start->line;
+  sample.images.reserve(p.images.size());
+  for (auto& image : p.images) sample.images.push_back(std::move(*image));
+  joined->sample = std::move(p.tokens);
+  return joined;
+}
+
+void release(caf::stateful_actor<JoinerState>* self) {
+  auto& s = self->state;
+  std::uint32_t released = 0;
+  while (s.wanted > 0) {
+    const auto it = s.pending.find(s.next_out);
+    if (it == s.pending.end() || !it->second.complete()) break;
+    JoinedPtr joined;
+    {
+      StageTimer timer(s.context->stats().joiner);
+      joined = assemble(it->second);
+    }
+    if (joined->sample) --s.wanted;
+    self->send(s.context->wiring().packer, joined);
+    s.pending.erase(it);
+    ++s.next_out;
+    ++released;
+  }
+  if (released > 0) self->send(s.context->wiring().reader, credit_atom::value, released);
+}
+
+}  // namespace
+
+caf::behavior joiner_behavior(caf::stateful_actor<JoinerState>* self, EpochContextPtr context) {
+  report_exceptions_to(self, context, "joiner");
+  self->state.context = context;
+  return {
+      [=](const SampleStartPtr& start) {
+        auto& p = self->state.pending[start->seq];
+        p.start = start;
+        p.images.resize(start->parts > 0 ? start->parts - 1 : 0);
+        release(self);
+      },
+      [=](const TextDonePtr& done) {
+        auto& p = self->state.pending[done->seq];
+        ++p.parts_arrived;
+        note_rejection(p, done->rejection);
+        if (done->tokens) p.tokens = done->tokens;
+        release(self);
+      },
+      [=](const ImageDonePtr& done) {
+        auto& p = self->state.pending[done->seq];
+        ++p.parts_arrived;
+        note_rejection(p, done->rejection);
+        if (done->pixels) {
+          if (p.images.size() <= done->image) p.images.resize(done->image + 1);
+          p.images[done->image] = done->pixels;
+        }
+        release(self);
+      },
+      [=](want_atom, std::uint32_t count) {
+        self->state.wanted += count;
+        release(self);
+      },
+  };
+}
+
+caf::actor spawn_joiner(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(joiner_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

@@ -1,0 +1,85 @@
+#include "odbatch/core/round_admission.hpp"
+#include "odbatch/core/screening.hpp"
+#include "odbatch/core/warmup.hpp"
+#include "pipeline_messages.hpp"
+#include "round_actors.hpp"
+#include "workers.hpp"
+
+namespace odbatch::actors {
+
+struct PackerState {
+  EpochContextPtr context;
+  RoundAdmission admission{0};
+  std::uint64_t round = 0;
+  std::uint32_t requested = 0;  // accepted samples asked of the joiner, not yet received
+};
+
+namespace {
+
+void request_more(caf::stateful_actor<PackerState>* self) {
+  auto& s = self->state;
+  const std::uint32_t wanted = s.admission.still_wanted();
+  if (wanted > s.requested) {
+    self->send(s.context->wiring().joiner, want_atom::value, wanted - s.requested);
+    s.requested = wanted;
+  }
+}
+
+void close_if_admitted(caf::stateful_actor<PackerState>* self) {
+  auto& s = self->state;
+  if (s.admission.wants_more()) return request_more(self);
+  self->send(s.context->wiring().aligner, close_atom::value, s.round, s.admission.exhausted());
+}
+
+void open_round(caf::stateful_actor<PackerState>* self, std::uint64_t round) {
+  auto& s = self->state;
+  s.round = round;
+  s.admission.begin_round(admission_threshold(s.context->config().batching, round));
+  close_if_admitted(self);
+}
+
+// The batching policies' last word on a preprocessed sample (the tokenizer already truncated).
+std::optional<Rejection> screen(const SamplePayload& sample, const BatchingConfig& config) {
+  const auto verdict = screen_sample(sample.cost(), config);
+  if (verdict.verdict == Screening::Verdict::accept) return std::nullopt;
+  const auto reason =
+      verdict.verdict == Screening::Verdict::truncate ? RejectReason::over_length : verdict.reason;
+  return Rejection{sample.id, std::string(to_string(reason)),
+                   "sample of " + std::to_string(sample.input_ids.size()) + " tokens, " +
+                       std::to_string(sample.cost().patches) + " patches"};
+}
+
+}  // namespace
+
+caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochContextPtr context) {
+  report_exceptions_to(self, context, "packer");
+  self->state.context = context;
+  self->state.admission = RoundAdmission(context->shard().size());
+  return {
+      [=](start_atom) { open_round(self, 0); },
+      [=](open_atom, std::uint64_t round) { open_round(self, round); },
+      [=](const JoinedPtr& joined) {
+        auto& s = self->state;
+        std::optional<Rejection> rejection = joined->rejection;
+        if (joined->sample) {
+          --s.requested;
+          StageTimer timer(s.context->stats().packer);
+          if (!rejection) rejection = screen(*joined->sample, s.context->config().batching);
+        }
+        if (rejection) {
+          s.admission.count_rejected();
+          s.context->reject(*rejection);
+        } else {
+          s.admission.count_accepted();
+          self->send(s.context->wiring().aligner, admit_atom::value, joined);
+        }
+        close_if_admitted(self);
+      },
+  };
+}
+
+caf::actor spawn_packer(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(packer_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

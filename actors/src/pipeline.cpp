@@ -1,0 +1,163 @@
+#include "odbatch/actors/pipeline.hpp"
+
+#include <caf/all.hpp>
+
+#include <thread>
+
+#include "epoch_context.hpp"
+#include "joiner.hpp"
+#include "odbatch/runtime/jsonl_index.hpp"
+#include "reader.hpp"
+#include "round_actors.hpp"
+#include "workers.hpp"
+
+namespace odbatch {
+
+using actors::BatchQueue;
+using actors::EpochContext;
+using actors::PipelineResources;
+
+struct Pipeline::Impl {
+  std::shared_ptr<const PipelineResources> resources;
+  DistEnv dist;
+  std::unique_ptr<caf::actor_system_config> system_config;
+  std::unique_ptr<caf::actor_system> system;
+  std::unique_ptr<Collective> collective;
+  std::unique_ptr<PipelineStats> stats = std::make_unique<PipelineStats>();
+  std::unique_ptr<LedgerWriter> ledger;
+  std::shared_ptr<BatchQueue> queue;
+  std::shared_ptr<EpochContext> epoch;
+  bool epoch_finished = true;
+
+  void spawn_epoch(std::uint64_t number);
+  void end_current_epoch();
+};
+
+namespace {
+
+std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
+                                                        const DistEnv& dist) {
+  validate(config);
+  auto resources = std::make_shared<PipelineResources>();
+  auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(config.source.files));
+  resources->records = std::make_shared<const RecordReader>(index, config.source.reader);
+  resources->index = std::move(index);
+  resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,
+                                                               effective_tokenizer_options(config));
+  resources->rank = dist.rank;
+  resources->world_size = dist.world_size;
+  resources->config = std::move(config);
+  return resources;
+}
+
+std::uint32_t scheduler_threads(const FlowConfig& flow) {
+  if (flow.scheduler_threads > 0) return flow.scheduler_threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
+void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
+  queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
+  epoch =
+      std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(), *collective);
+  if (ledger) {
+    ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
+                                    resources->index->fingerprint(), epoch->shard_spec()});
+  }
+  auto& sys = *system;
+  auto& w = epoch->wiring();
+  w.coordinator = actors::spawn_coordinator(sys, epoch);
+  w.emitter = actors::spawn_emitter(sys, epoch);
+  w.aligner = actors::spawn_aligner(sys, epoch);
+  w.packer = actors::spawn_packer(sys, epoch);
+  w.joiner = actors::spawn_joiner(sys, epoch);
+  w.reader = actors::spawn_reader(sys, epoch);
+  for (std::uint32_t i = 0; i < resources->config.tokenizer.workers; ++i)
+    w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch));
+  for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
+    w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch));
+  // Every handle is in place before any actor starts.
+  for (const auto& worker : w.tokenizers) caf::anon_send(worker, actors::start_atom::value);
+  for (const auto& worker : w.image_decoders) caf::anon_send(worker, actors::start_atom::value);
+  caf::anon_send(w.packer, actors::start_atom::value);
+  epoch_finished = false;
+}
+
+void Pipeline::Impl::end_current_epoch() {
+  if (!epoch) return;
+  // Whoever still waits on this epoch (the emitter on a full queue) is released.
+  queue->close();
+  epoch->stop_actors();
+  epoch.reset();
+}
+
+Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->resources = load_resources(std::move(config), dist);
+  impl_->dist = std::move(dist);
+  impl_->collective = impl_->dist.make_collective();
+  if (options.ledger) impl_->ledger = std::make_unique<LedgerWriter>(*options.ledger);
+  impl_->system_config = std::make_unique<caf::actor_system_config>();
+  impl_->system_config->set("scheduler.max-threads",
+                            scheduler_threads(impl_->resources->config.flow));
+  impl_->system = std::make_unique<caf::actor_system>(*impl_->system_config);
+}
+
+Pipeline::~Pipeline() {
+  impl_->end_current_epoch();
+  // ~actor_system waits for every actor, all of which were told to stop.
+  impl_->system.reset();
+}
+
+void Pipeline::start_epoch(std::uint64_t epoch) {
+  if (impl_->epoch && !impl_->epoch_finished) {
+    if (impl_->dist.world_size > 1)
+      throw std::logic_error("epoch " + std::to_string(impl_->epoch->epoch()) +
+                             " is unfinished; with several ranks every rank must finish it, or "
+                             "the run must be aborted");
+    impl_->end_current_epoch();
+    impl_->collective = impl_->dist.make_collective();
+  }
+  impl_->end_current_epoch();
+  impl_->spawn_epoch(epoch);
+}
+
+std::shared_ptr<const Batch> Pipeline::next_batch() {
+  if (!impl_->queue) throw std::logic_error("next_batch() before start_epoch()");
+  const auto wait_start = std::chrono::steady_clock::now();
+  auto batch = impl_->queue->pop();
+  impl_->stats->trainer_wait_ns.fetch_add(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - wait_start)
+                                     .count()),
+      std::memory_order_relaxed);
+  if (!batch) {
+    impl_->epoch_finished = true;
+    return nullptr;
+  }
+  return std::move(*batch);
+}
+
+void Pipeline::abort(const std::string& reason) {
+  if (impl_->epoch) {
+    impl_->epoch->fail("aborted: " + reason);
+  } else {
+    impl_->collective->abort(reason);
+  }
+}
+
+StatsSnapshot Pipeline::stats() const {
+  return impl_->stats->snapshot();
+}
+const PipelineConfig& Pipeline::config() const {
+  return impl_->resources->config;
+}
+std::uint64_t Pipeline::dataset_records() const {
+  return impl_->resources->index->record_count();
+}
+std::uint64_t Pipeline::shard_records() const {
+  return impl_->epoch ? impl_->epoch->shard().size() : 0;
+}
+
+}  // namespace odbatch

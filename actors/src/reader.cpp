@@ -1,0 +1,163 @@
+#include "reader.hpp"
+
+#include <deque>
+
+#include "odbatch/runtime/conversation_parser.hpp"
+#include "odbatch/runtime/image_file.hpp"
+#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "pipeline_messages.hpp"
+
+namespace odbatch::actors {
+
+struct ReaderState {
+  EpochContextPtr context;
+  std::uint64_t next_seq = 0;
+  std::uint32_t credits = 0;
+  bool reading = false;
+  std::deque<TextTaskPtr> text_tasks;
+  std::deque<ImageTaskPtr> image_tasks;
+  std::vector<caf::actor> idle_tokenizers;
+  std::vector<caf::actor> idle_decoders;
+  JpegDecoder header_reader;
+};
+
+namespace {
+
+// Records read per message to itself, so the reader never holds its scheduler thread for long.
+constexpr int kRecordsPerTurn = 8;
+
+Rejection rejection_of(SampleId id, std::string reason, std::string detail) {
+  return Rejection{id, std::move(reason), std::move(detail)};
+}
+
+// Reads shard position `seq` into its work items, or the reason it cannot become a sample.
+void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
+                 std::vector<ImageTaskPtr>& images, TextTaskPtr& text) {
+  const auto& resources = s.context->resources();
+  const SampleId id = s.context->shard()[seq];
+  start.seq = seq;
+  start.id = id;
+  const auto location = resources.index->locate(id);
+  start.source_file = location.file;
+  start.line = location.line;
+
+  auto record = resources.records->read(id);
+  if (auto* rejected = std::get_if<RecordRejection>(&record)) {
+    start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
+    return;
+  }
+  const auto& r = std::get<Record>(record);
+  const std::string where = r.where();
+  auto parsed = parse_conversation(r.text, where);
+  if (auto* rejected = std::get_if<RecordRejection>(&parsed)) {
+    start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
+    return;
+  }
+  auto task = std::make_shared<TextTask>();
+  task->seq = seq;
+  task->id = id;
+  task->where = where;
+  task->conversation = std::move(std::get<Conversation>(parsed));
+  const auto& image_config = resources.config.images;
+  for (std::uint32_t i = 0; i < task->conversation.images.size(); ++i) {
+    const auto& path = task->conversation.images[i];
+    auto fail = [&](const ImageError& e) {
+      start.rejection = rejection_of(id, std::string(to_string(e.kind)),
+                                     where + ": image " + path + ": " + e.message);
+    };
+    auto bytes =
+        read_image_file(resources.config.source.image_root, path, image_config.file_limits);
+    if (!bytes) return fail(bytes.error());
+    const auto header = s.header_reader.read_header(bytes.value());
+    if (!header) return fail(header.error());
+    const auto target =
+        smart_resize(header.value().height, header.value().width, image_config.geometry);
+    if (!target) return fail(target.error());
+    task->visual_tokens.push_back(target.value().grid.tokens);
+    auto image = std::make_shared<ImageTask>();
+    image->seq = seq;
+    image->id = id;
+    image->image = i;
+    image->path = path;
+    image->jpeg = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes).value());
+    images.push_back(std::move(image));
+  }
+  start.parts = 1 + static_cast<std::uint32_t>(images.size());
+  text = std::move(task);
+}
+
+void dispatch(caf::stateful_actor<ReaderState>* self) {
+  auto& s = self->state;
+  while (!s.text_tasks.empty() && !s.idle_tokenizers.empty()) {
+    self->send(s.idle_tokenizers.back(), s.text_tasks.front());
+    s.idle_tokenizers.pop_back();
+    s.text_tasks.pop_front();
+  }
+  while (!s.image_tasks.empty() && !s.idle_decoders.empty()) {
+    self->send(s.idle_decoders.back(), s.image_tasks.front());
+    s.idle_decoders.pop_back();
+    s.image_tasks.pop_front();
+  }
+}
+
+bool can_read(const ReaderState& s) {
+  return s.credits > 0 && s.next_seq < s.context->shard().size() && !s.context->failed();
+}
+
+void keep_reading(caf::stateful_actor<ReaderState>* self) {
+  auto& s = self->state;
+  if (!s.reading && can_read(s)) {
+    s.reading = true;
+    self->send(self, read_atom::value);
+  }
+}
+
+}  // namespace
+
+caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochContextPtr context) {
+  report_exceptions_to(self, context, "reader");
+  self->state.context = context;
+  self->state.credits = context->config().flow.reader_capacity;
+  self->state.header_reader = JpegDecoder(context->config().images.decoder_limits);
+  return {
+      [=](read_atom) {
+        auto& s = self->state;
+        s.reading = false;
+        const auto& joiner = s.context->wiring().joiner;
+        for (int n = 0; n < kRecordsPerTurn && can_read(s); ++n) {
+          StageTimer timer(s.context->stats().reader);
+          auto start = std::make_shared<SampleStart>();
+          std::vector<ImageTaskPtr> images;
+          TextTaskPtr text;
+          read_record(s, s.next_seq++, *start, images, text);
+          --s.credits;
+          s.context->stats().records_read.fetch_add(1, std::memory_order_relaxed);
+          self->send(joiner, SampleStartPtr(std::move(start)));
+          if (text) s.text_tasks.push_back(std::move(text));
+          for (auto& image : images) s.image_tasks.push_back(std::move(image));
+        }
+        dispatch(self);
+        keep_reading(self);
+      },
+      [=](text_demand_atom) {
+        self->state.idle_tokenizers.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+        dispatch(self);
+        keep_reading(self);
+      },
+      [=](image_demand_atom) {
+        self->state.idle_decoders.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+        dispatch(self);
+        keep_reading(self);
+      },
+      [=](credit_atom, std::uint32_t returned) {
+        self->state.credits += returned;
+        keep_reading(self);
+      },
+  };
+}
+
+caf::actor spawn_reader(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(reader_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

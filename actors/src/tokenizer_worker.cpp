@@ -1,0 +1,63 @@
+#include "pipeline_messages.hpp"
+#include "workers.hpp"
+
+namespace odbatch::actors {
+
+struct TokenizerWorkerState {
+  EpochContextPtr context;
+};
+
+namespace {
+
+constexpr int kOutstandingDemands = 2;
+
+TextDone tokenize(const EpochContext& context, const TextTask& task) {
+  TextDone done;
+  done.seq = task.seq;
+  auto result = context.resources().tokenizer->tokenize(task.conversation, task.visual_tokens);
+  if (auto* error = std::get_if<TokenizeError>(&result)) {
+    done.rejection = Rejection{task.id, std::string(to_string(error->reason)),
+                               task.where + ": " + error->message};
+    return done;
+  }
+  auto& sample = std::get<TokenizedSample>(result);
+  auto payload = std::make_shared<SamplePayload>();
+  payload->id = task.id;
+  payload->input_ids = std::move(sample.input_ids);
+  payload->labels = std::move(sample.labels);
+  payload->supervised_targets = sample.supervised_targets;
+  payload->truncated = sample.truncated;
+  for (const auto& span : sample.images) payload->image_spans.push_back({span.offset, span.length});
+  done.tokens = std::move(payload);
+  return done;
+}
+
+}  // namespace
+
+caf::behavior tokenizer_worker_behavior(caf::stateful_actor<TokenizerWorkerState>* self,
+                                        EpochContextPtr context) {
+  report_exceptions_to(self, context, "tokenizer worker");
+  self->state.context = context;
+  return {
+      [=](start_atom) {
+        for (int i = 0; i < kOutstandingDemands; ++i)
+          self->send(self->state.context->wiring().reader, text_demand_atom::value);
+      },
+      [=](const TextTaskPtr& task) {
+        auto& epoch = *self->state.context;
+        TextDonePtr done;
+        {
+          StageTimer timer(epoch.stats().tokenizer);
+          done = std::make_shared<const TextDone>(tokenize(epoch, *task));
+        }
+        self->send(epoch.wiring().joiner, done);
+        self->send(epoch.wiring().reader, text_demand_atom::value);
+      },
+  };
+}
+
+caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context) {
+  return system.spawn(tokenizer_worker_behavior, std::move(context));
+}
+
+}  // namespace odbatch::actors

@@ -1,0 +1,17 @@
+#pragma once
+// The worker pools. Each worker asks the reader for work (two items at a time, so it never idles
+// waiting for the next), does it, and sends the result to the joiner.
+#include "epoch_context.hpp"
+
+namespace odbatch::actors {
+
+// Chat template + sentencepiece: conversation -> input_ids, labels, image spans.
+caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context);
+
+// libjpeg-turbo decode and resize to the image's patch grid.
+caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context);
+
+// Asks a freshly spawned worker to start pulling work.
+using start_atom = caf::atom_constant<caf::atom("start")>;
+
+}  // namespace odbatch::actors

@@ -1,0 +1,329 @@
+// Times JPEG decoding to the visual-token geometry: per image class, CPU and wall time per image,
+// source megapixels per second, the DCT scales chosen and the share of time spent resizing.
+// Images come from --images DIR (every *.jpg / *.jpeg below it) or are generated.
+#include <time.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bench_report.hpp"
+#include "odbatch/core/length_distribution.hpp"
+#include "odbatch/runtime/bicubic_resampler.hpp"
+#include "odbatch/runtime/image_file.hpp"
+#include "odbatch/runtime/jpeg_decoder.hpp"
+
+namespace odbatch::bench {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kHeaderRepetitions = 200;
+constexpr std::size_t kErrorsListed = 5;
+
+struct Options {
+  std::string images_dir;
+  std::string out_path;
+  int repeat = 3;
+  std::size_t limit = 0;  // 0: every image
+};
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double wall_seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Photo-like pixels: smooth low-frequency colour fields plus sensor-like noise, so the JPEG has
+// realistic entropy (neither flat nor random).
+Bytes photo_like_rgb(std::uint32_t width, std::uint32_t height, std::uint64_t seed) {
+  SplitMix64 rng(seed);
+  double phase[3][2];
+  for (auto& channel : phase)
+    for (double& p : channel) p = rng.uniform() * 6.283;
+  Bytes rgb(std::size_t{width} * height * 3);
+  for (std::uint32_t y = 0; y < height; ++y)
+    for (std::uint32_t x = 0; x < width; ++x)
+      for (std::uint32_t c = 0; c < 3; ++c) {
+        const double u = 7.0 * x / width + phase[c][0];
+        const double v = 5.0 * y / height + phase[c][1];
+        const double smooth = 128 + 70 * std::sin(u) * std::cos(v) + 30 * std::sin(3.1 * u + v);
+        const double noise = static_cast<double>(rng.next() % 25) - 12;
+        rgb[(std::size_t{y} * width + x) * 3 + c] =
+            static_cast<std::uint8_t>(std::clamp(smooth + noise, 0.0, 255.0));
+      }
+  return rgb;
+}
+
+Bytes compress(const Bytes& rgb, std::uint32_t width, std::uint32_t height, int subsampling) {
+  const std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitCompress(), tjDestroy);
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  if (!handle ||
+      tjCompress2(handle.get(), rgb.data(), static_cast<int>(width), 0, static_cast<int>(height),
+                  TJPF_RGB, &jpeg, &size, subsampling, 90, 0) != 0) {
+    tjFree(jpeg);
+    throw std::runtime_error("cannot generate a JPEG");
+  }
+  Bytes bytes(jpeg, jpeg + size);
+  tjFree(jpeg);
+  return bytes;
+}
+
+struct Sample {
+  std::string name;
+  std::string image_class;
+  Bytes jpeg;
+};
+
+std::vector<Sample> generated_samples() {
+  struct Spec {
+    std::uint32_t width, height;
+    int subsampling;
+    const char* label;
+    int copies;
+  };
+  const Spec specs[] = {
+      {4000, 3000, TJSAMP_420, "12 MP camera photo 4000x3000 4:2:0", 2},
+      {4352, 2448, TJSAMP_420, "10.7 MP wallpaper 4352x2448 4:2:0", 2},
+      {1920, 1080, TJSAMP_420, "2 MP 1920x1080 4:2:0", 4},
+      {1024, 768, TJSAMP_444, "0.8 MP 1024x768 4:4:4", 6},
+      {640, 427, TJSAMP_420, "0.27 MP 640x427 4:2:0", 12},
+      {320, 240, TJSAMP_GRAY, "0.08 MP 320x240 grey", 24},
+      {150, 150, TJSAMP_444, "0.02 MP 150x150 4:4:4", 24},
+      {40, 30, TJSAMP_420, "0.001 MP 40x30 4:2:0 (enlarged to 84x56)", 24},
+  };
+  std::vector<Sample> samples;
+  std::uint64_t seed = 1;
+  for (const Spec& spec : specs)
+    for (int copy = 0; copy < spec.copies; ++copy) {
+      const Bytes rgb = photo_like_rgb(spec.width, spec.height, seed++);
+      samples.push_back({spec.label + std::string(" #") + std::to_string(copy), spec.label,
+                         compress(rgb, spec.width, spec.height, spec.subsampling)});
+    }
+  return samples;
+}
+
+bool is_jpeg_name(const std::filesystem::path& path) {
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return extension == ".jpg" || extension == ".jpeg";
+}
+
+std::vector<std::filesystem::path> jpeg_paths(const std::string& dir, std::size_t limit) {
+  std::vector<std::filesystem::path> paths;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && is_jpeg_name(entry.path()))
+      paths.push_back(std::filesystem::relative(entry.path(), dir));
+  std::sort(paths.begin(), paths.end());
+  if (limit > 0 && paths.size() > limit) paths.resize(limit);
+  if (paths.empty()) throw std::runtime_error("no *.jpg or *.jpeg files under " + dir);
+  return paths;
+}
+
+// Real images are grouped by declared size and colour; the header decides, before decoding.
+std::string class_of(const ImageResult<JpegHeader>& header) {
+  if (!header) return "unreadable header";
+  const double megapixels = static_cast<double>(header.value().width) * header.value().height / 1e6;
+  const char* size = megapixels < 0.1   ? "< 0.1 MP"
+                     : megapixels < 0.5 ? "0.1-0.5 MP"
+                     : megapixels < 2   ? "0.5-2 MP"
+                     : megapixels < 8   ? "2-8 MP"
+                                        : ">= 8 MP";
+  return std::string(size) + (header.value().components == 1 ? " grey" : " colour");
+}
+
+struct ClassStats {
+  int images = 0;
+  int rejected = 0;
+  double cpu_s = 0;
+  double wall_s = 0;
+  double resize_s = 0;              // CPU time
+  double header_s = 0;              // CPU time
+  std::uint64_t source_pixels = 0;  // summed over repetitions
+  std::uint64_t output_pixels = 0;
+  std::map<std::string, int> dct_scales;
+  std::vector<std::string> errors;
+};
+
+void merge(ClassStats& into, const ClassStats& from) {
+  into.images += from.images;
+  into.rejected += from.rejected;
+  into.cpu_s += from.cpu_s;
+  into.wall_s += from.wall_s;
+  into.resize_s += from.resize_s;
+  into.header_s += from.header_s;
+  into.source_pixels += from.source_pixels;
+  into.output_pixels += from.output_pixels;
+  for (const auto& [scale, count] : from.dct_scales) into.dct_scales[scale] += count;
+  for (const auto& error : from.errors)
+    if (into.errors.size() < kErrorsListed) into.errors.push_back(error);
+}
+
+// One image's statistics: decode time per decode (after a warm-up decode), header time, and the
+// time of the resize inside decode, measured alone.
+ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
+                   BicubicResampler& resampler) {
+  ClassStats stats;
+  stats.images = 1;
+  const VisionGeometryConfig geometry;
+  DecodedImage image;
+  if (const auto error = decoder.decode(sample.jpeg, geometry, image)) {
+    stats.rejected = 1;
+    stats.errors.push_back(sample.name + ": " + std::string(to_string(error->kind)) + ": " +
+                           error->message);
+    return stats;
+  }
+  const double header_start = thread_cpu_seconds();
+  for (int i = 0; i < kHeaderRepetitions; ++i) (void)decoder.read_header(sample.jpeg);
+  stats.header_s = (thread_cpu_seconds() - header_start) / kHeaderRepetitions;
+
+  const double cpu_start = thread_cpu_seconds();
+  const auto wall_start = Clock::now();
+  for (int i = 0; i < repeat; ++i) (void)decoder.decode(sample.jpeg, geometry, image);
+  stats.wall_s = wall_seconds(wall_start) / repeat;
+  stats.cpu_s = (thread_cpu_seconds() - cpu_start) / repeat;
+
+  // Same sizes, channels and code as the resize inside decode(), so the same time.
+  if (image.decoded_width != image.width || image.decoded_height != image.height) {
+    const std::uint32_t channels = decoder.read_header(sample.jpeg).value().components;
+    const Bytes decoded(std::size_t{image.decoded_width} * image.decoded_height * channels, 128);
+    Bytes resized(std::size_t{image.width} * image.height * channels);
+    const double resize_start = thread_cpu_seconds();
+    for (int i = 0; i < repeat; ++i)
+      resampler.resize(decoded, image.decoded_width, image.decoded_height, resized, image.width,
+                       image.height, channels);
+    stats.resize_s = (thread_cpu_seconds() - resize_start) / repeat;
+  }
+  stats.source_pixels = std::uint64_t{image.source_width} * image.source_height;
+  stats.output_pixels = std::uint64_t{image.width} * image.height;
+  stats
+      .dct_scales[std::to_string(image.dct_scale.num) + "/" + std::to_string(image.dct_scale.den)] =
+      1;
+  return stats;
+}
+
+Report class_report(const std::string& name, const ClassStats& s) {
+  const int decoded = s.images - s.rejected;
+  const double per_image = decoded > 0 ? 1.0 / decoded : 0.0;
+  Report entry = {{"class", name}, {"images", s.images}, {"rejected", s.rejected}};
+  if (decoded > 0) {
+    entry["decode_cpu_ms_per_image"] = rounded(s.cpu_s * per_image * 1e3, 3);
+    entry["decode_wall_ms_per_image"] = rounded(s.wall_s * per_image * 1e3, 3);
+    entry["images_per_cpu_s"] = rounded(decoded / s.cpu_s, 1);
+    entry["source_mp_per_cpu_s"] = rounded(static_cast<double>(s.source_pixels) / 1e6 / s.cpu_s, 1);
+    entry["output_mp_per_cpu_s"] = rounded(static_cast<double>(s.output_pixels) / 1e6 / s.cpu_s, 1);
+    entry["mean_source_mp"] = rounded(static_cast<double>(s.source_pixels) * per_image / 1e6, 3);
+    entry["mean_output_mp"] = rounded(static_cast<double>(s.output_pixels) * per_image / 1e6, 3);
+    entry["resize_share_of_cpu"] = rounded(s.resize_s / s.cpu_s, 3);
+    entry["header_cpu_us_per_image"] = rounded(s.header_s * per_image * 1e6, 3);
+    entry["dct_scales"] = s.dct_scales;
+  }
+  if (!s.errors.empty()) entry["first_errors"] = s.errors;
+  return entry;
+}
+
+int run(const Options& options) {
+  JpegDecoder decoder;
+  BicubicResampler resampler;
+  std::map<std::string, ClassStats> classes;
+  ClassStats total;
+  Report report;
+  report["benchmark"] = "image_decode";
+  report["geometry"] = {{"patch_size", VisionGeometryConfig{}.patch_size},
+                        {"merge_size", VisionGeometryConfig{}.merge_size},
+                        {"min_pixels", VisionGeometryConfig{}.min_pixels},
+                        {"max_pixels", VisionGeometryConfig{}.max_pixels}};
+  report["repeat"] = options.repeat;
+  const auto add = [&](const Sample& sample) {
+    const ClassStats one = measure(sample, options.repeat, decoder, resampler);
+    merge(classes[sample.image_class], one);
+    merge(total, one);
+  };
+  if (options.images_dir.empty()) {
+    report["images"] = "generated (photo-like, quality 90)";
+    for (const Sample& sample : generated_samples()) add(sample);
+  } else {
+    report["images"] = options.images_dir;
+    for (const auto& path : jpeg_paths(options.images_dir, options.limit)) {
+      auto bytes = read_image_file(options.images_dir, path.string());
+      if (!bytes) {
+        ClassStats unreadable;
+        unreadable.images = unreadable.rejected = 1;
+        unreadable.errors.push_back(bytes.error().message);
+        merge(classes["unreadable file"], unreadable);
+        merge(total, unreadable);
+        continue;
+      }
+      Sample sample{path.string(), "", std::move(bytes).value()};
+      sample.image_class = class_of(decoder.read_header(sample.jpeg));
+      add(sample);
+    }
+  }
+  Report per_class = Report::array();
+  for (const auto& [name, stats] : classes) per_class.push_back(class_report(name, stats));
+  report["classes"] = std::move(per_class);
+  report["all"] = class_report("all", total);
+  emit_report(report, options.out_path);
+  return 0;
+}
+
+}  // namespace
+}  // namespace odbatch::bench
+
+namespace {
+
+std::size_t parse_count(std::string_view flag, const std::string& text) {
+  const auto digits = text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long value = digits && text.size() <= 9 ? std::stoul(text) : 0;
+  if (value == 0)
+    throw std::invalid_argument(std::string(flag) + " expects a positive integer, got '" + text +
+                                "'");
+  return value;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  odbatch::bench::Options options;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      const bool has_value = i + 1 < argc;
+      if (arg == "--images" && has_value) {
+        options.images_dir = argv[++i];
+      } else if (arg == "--out" && has_value) {
+        options.out_path = argv[++i];
+      } else if (arg == "--repeat" && has_value) {
+        options.repeat = static_cast<int>(parse_count(arg, argv[++i]));
+      } else if (arg == "--limit" && has_value) {
+        options.limit = parse_count(arg, argv[++i]);
+      } else {
+        std::cerr << "usage: " << argv[0]
+                  << " [--images DIR] [--repeat N (3)] [--limit N] [--out FILE]\n";
+        return 2;
+      }
+    }
+    return odbatch::bench::run(options);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

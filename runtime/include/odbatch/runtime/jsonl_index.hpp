@@ -1,0 +1,73 @@
+#pragma once
+// Where every record of a JSONL dataset lies, from one streaming scan of its files.
+//
+// A record is a line holding anything besides whitespace; its bytes exclude the line terminator
+// ("\n" or "\r\n"). A record's global sample id is its position in the concatenation of all files'
+// records in file order, so ids are stable across runs and machines for the same files.
+// Memory is 16 bytes per record, 16 per run of blank lines and a little per file: never
+// proportional to the dataset's bytes.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "odbatch/core/sample.hpp"
+
+namespace odbatch {
+
+struct JsonlFile {
+  std::string path;
+  std::uint64_t size_bytes = 0;
+  SampleId first_record = 0;  // global id of the file's first record
+  std::uint64_t record_count = 0;
+};
+
+struct RecordLocation {
+  std::uint32_t file = 0;  // index into JsonlIndex::files()
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::uint64_t line = 0;  // 1-based
+
+  friend bool operator==(const RecordLocation&, const RecordLocation&) = default;
+};
+
+class JsonlIndex {
+ public:
+  // Expands `paths_or_patterns` (see expand_dataset_paths) and scans every file once with a
+  // fixed-size buffer. Throws DatasetError naming the file for unreadable files, files that are
+  // not regular files and files that change size while being scanned.
+  static JsonlIndex build(std::span<const std::string> paths_or_patterns);
+
+  std::uint64_t record_count() const { return offsets_.size(); }
+  std::span<const JsonlFile> files() const { return files_; }
+
+  // Throws DatasetError for an id outside [0, record_count()).
+  RecordLocation locate(SampleId id) const;
+
+  // "path:line" of a record, for messages.
+  std::string describe(SampleId id) const;
+
+  // Identifies the dataset for resume checks: a stable hash of the files' names (without their
+  // directories, so a dataset may move), sizes and record counts, in order.
+  std::uint64_t fingerprint() const;
+
+ private:
+  // A record whose line number does not follow from the previous record's (the first record of
+  // a file not on line 1, or one after blank lines); later records count on from it.
+  struct LineJump {
+    SampleId record = 0;
+    std::uint64_t line = 0;
+  };
+  // Appends the records of one file, read through `buffer`.
+  void scan_file(std::string path, std::vector<char>& buffer);
+  std::uint32_t file_of(SampleId id) const;
+  std::uint64_t line_of(SampleId id, const JsonlFile& file) const;
+
+  std::vector<JsonlFile> files_;
+  std::vector<std::uint64_t> offsets_;
+  std::vector<std::uint64_t> lengths_;
+  std::vector<LineJump> line_jumps_;
+};
+
+}  // namespace odbatch

@@ -1,0 +1,83 @@
+#pragma once
+// The whole pipeline's configuration: its stages (an actor graph: reader, tokenizer pool, image
+// decoder pool, joiner, packer, aligner, coordinator, emitter), their pool sizes and capacities,
+// and every stage's options. Loaded from a TOML file (docs/pipeline-toml.md) or built in code.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "odbatch/core/config.hpp"
+#include "odbatch/runtime/batch.hpp"
+#include "odbatch/runtime/chat_tokenizer.hpp"
+#include "odbatch/runtime/epoch_shard.hpp"
+#include "odbatch/runtime/image_file.hpp"
+#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "odbatch/runtime/record_reader.hpp"
+#include "odbatch/runtime/vision_geometry.hpp"
+
+namespace odbatch {
+
+// What happens to a record that cannot become a sample: `skip` rejects it with its reason in the
+// ledger and goes on; `fail` stops the epoch with that reason.
+enum class BadRecordPolicy : std::uint8_t { skip, fail };
+std::string_view to_string(BadRecordPolicy policy);
+
+struct SourceConfig {
+  std::vector<std::string> files;  // JSONL files or glob patterns
+  std::filesystem::path image_root;
+  bool shuffle = true;
+  ShardSplit split = ShardSplit::contiguous;
+  RecordReaderOptions reader;
+  BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
+};
+
+struct TokenizerStageConfig {
+  std::filesystem::path model;
+  // max_seq_len, over_length and zero_labels are taken from the batching config.
+  TokenizerOptions options;
+  std::uint32_t workers = 2;
+};
+
+struct ImageStageConfig {
+  VisionGeometryConfig geometry;
+  JpegDecoderLimits decoder_limits;
+  ImageFileLimits file_limits;
+  std::uint32_t workers = 1;
+};
+
+struct FlowConfig {
+  // Samples read but not yet out of the joiner (the reader's credits): bounds preprocessing memory.
+  std::uint32_t reader_capacity = 256;
+  std::uint32_t prefetch = 4;  // batches waiting for the trainer
+  BatchLayout layout = BatchLayout::padded;
+  // Fills padded positions (masked out) and is the dummy token of IDLE batches.
+  std::int32_t pad_id = 0;
+  // Scheduler threads for the event-based actors; 0: the number of cores.
+  std::uint32_t scheduler_threads = 0;
+  // Deadline for a round's proposal exchange once this rank is ready.
+  std::chrono::milliseconds round_timeout{600'000};
+};
+
+struct PipelineConfig {
+  SourceConfig source;
+  TokenizerStageConfig tokenizer;
+  ImageStageConfig images;
+  BatchingConfig batching;
+  FlowConfig flow;
+
+  // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline]. Relative
+  // paths are relative to the file's directory. Throws ConfigFileError naming file, line and key.
+  static PipelineConfig from_toml_file(const std::filesystem::path& file);
+  static PipelineConfig from_toml(std::string_view document, std::string_view source,
+                                  const std::filesystem::path& base_dir);
+};
+
+// Throws ConfigError naming the first invalid field (as "table.key").
+void validate(const PipelineConfig& config);
+
+// The tokenizer options with the batching config's length and label policies applied.
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
+
+}  // namespace odbatch

@@ -1,0 +1,59 @@
+#include "odbatch/runtime/ledger_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace odbatch {
+
+LedgerWriter::LedgerWriter(const std::filesystem::path& path) : out_(path), path_(path) {
+  if (!out_) throw std::runtime_error(path.string() + ": cannot open the ledger for writing");
+}
+
+void LedgerWriter::write_line(const std::string& line) {
+  std::lock_guard lock(mutex_);
+  out_ << line << '\n';
+  if (!out_) throw std::runtime_error(path_.string() + ": cannot write the ledger");
+}
+
+void LedgerWriter::begin_epoch(const LedgerEpoch& e) {
+  write_line(nlohmann::json{{"kind", "epoch"},
+                            {"epoch", e.epoch},
+                            {"rank", e.shard.rank},
+                            {"world_size", e.shard.world_size},
+                            {"record_count", e.record_count},
+                            {"dataset_fingerprint", e.dataset_fingerprint},
+                            {"seed", e.shard.seed},
+                            {"shuffle", e.shard.shuffle},
+                            {"split", e.shard.split == ShardSplit::contiguous ? "contiguous"
+                                                                               : "strided"}}
+                 .dump());
+}
+
+void LedgerWriter::step(std::uint64_t epoch, std::uint64_t step, std::uint64_t round, bool idle,
+                        std::span<const SampleId> ids) {
+  write_line(nlohmann::json{{"kind", "step"},
+                            {"epoch", epoch},
+                            {"step", step},
+                            {"round", round},
+                            {"idle", idle},
+                            {"ids", std::vector<SampleId>(ids.begin(), ids.end())}}
+                 .dump());
+}
+
+void LedgerWriter::rejection(std::uint64_t epoch, const Rejection& r) {
+  write_line(nlohmann::json{{"kind", "rejected"},
+                            {"epoch", epoch},
+                            {"id", r.id},
+                            {"reason", r.reason},
+                            {"detail", r.detail}}
+                 .dump());
+}
+
+void LedgerWriter::end_epoch(std::uint64_t epoch, std::uint64_t steps) {
+  write_line(nlohmann::json{{"kind", "end"}, {"epoch", epoch}, {"steps", steps}}.dump());
+  std::lock_guard lock(mutex_);
+  out_.flush();
+}
+
+}  // namespace odbatch

@@ -1,0 +1,48 @@
+#include "odbatch/runtime/pipeline_config.hpp"
+
+namespace odbatch {
+namespace {
+
+// Re-labels a sub-config's complaint with the table it lives in.
+template <class Sub>
+void validate_in(const Sub& sub, const std::string& table) {
+  try {
+    validate(sub);
+  } catch (const ConfigError& e) {
+    throw ConfigError(table + "." + e.field(), std::string(e.what()).substr(e.field().size() + 2));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(BadRecordPolicy policy) {
+  return policy == BadRecordPolicy::skip ? "skip" : "fail";
+}
+
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {
+  TokenizerOptions options = config.tokenizer.options;
+  options.max_seq_len = config.batching.max_seq_len;
+  options.over_length = config.batching.over_length;
+  options.zero_labels = config.batching.zero_labels;
+  return options;
+}
+
+void validate(const PipelineConfig& c) {
+  if (c.source.files.empty()) throw ConfigError("source.files", "names no file");
+  if (c.source.reader.max_record_bytes == 0)
+    throw ConfigError("source.max_record_bytes", "must be at least 1");
+  if (c.tokenizer.model.empty()) throw ConfigError("tokenizer.model", "names no model file");
+  if (c.tokenizer.workers == 0) throw ConfigError("tokenizer.workers", "must be at least 1");
+  if (c.images.workers == 0) throw ConfigError("images.workers", "must be at least 1");
+  if (c.flow.reader_capacity == 0) throw ConfigError("pipeline.reader_capacity", "must be at least 1");
+  if (c.flow.prefetch == 0) throw ConfigError("pipeline.prefetch", "must be at least 1");
+  if (c.flow.round_timeout.count() <= 0)
+    throw ConfigError("pipeline.round_timeout_ms", "must be positive");
+  validate_in(c.batching, "batching");
+  validate_in(effective_tokenizer_options(c), "tokenizer");
+  validate_in(c.images.geometry, "images");
+  validate_in(c.images.decoder_limits, "images");
+  validate_in(c.images.file_limits, "images");
+}
+
+}  // namespace odbatch

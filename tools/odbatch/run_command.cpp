@@ -1,0 +1,192 @@
+#include "run_command.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "odbatch/actors/pipeline.hpp"
+#include "odbatch/runtime/config_file_error.hpp"
+
+namespace odbatch::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// a / b, or 0 when b is 0.
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+double real(std::uint64_t count) {
+  return static_cast<double>(count);
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Redraws one status line on stderr until stopped.
+class ProgressLine {
+ public:
+  ProgressLine(const Pipeline& pipeline, std::uint64_t shard_records)
+      : pipeline_(pipeline), shard_records_(shard_records), start_(Clock::now()) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ProgressLine() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    draw();
+    std::fputc('\n', stderr);
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop_; })) draw();
+  }
+  void draw() const {
+    const auto s = pipeline_.stats();
+    const double elapsed = std::max(seconds_since(start_), 1e-9);
+    const double done = shard_records_ ? ratio(real(s.records_read), real(shard_records_)) : 1.0;
+    std::fprintf(stderr,
+                 "\r[%-30.*s] %5.1f%%  %llu samples  %llu rejected  %llu batches  %.0f samples/s  "
+                 "%.0f tokens/s   ",
+                 static_cast<int>(done * 30), "##############################", done * 100,
+                 static_cast<unsigned long long>(s.samples_emitted),
+                 static_cast<unsigned long long>(s.samples_rejected),
+                 static_cast<unsigned long long>(s.batches), real(s.samples_emitted) / elapsed,
+                 real(s.tokens) / elapsed);
+  }
+
+  const Pipeline& pipeline_;
+  std::uint64_t shard_records_;
+  Clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+nlohmann::json stage_json(const StageSnapshot& stage) {
+  return {{"items", stage.items},
+          {"cpu_seconds", stage.cpu_seconds},
+          {"cpu_us_per_item", ratio(1e6 * stage.cpu_seconds, real(stage.items))},
+          {"blocked_seconds", stage.blocked_seconds}};
+}
+
+nlohmann::json summary_json(const StatsSnapshot& s, double wall_seconds, double process_cpu) {
+  nlohmann::json rejected = nlohmann::json::object();
+  for (const auto& [reason, count] : s.rejected_by_reason) rejected[reason] = count;
+  const std::uint64_t real_batches = s.batches - s.idle_batches;
+  return {{"wall_seconds", wall_seconds},
+          {"process_cpu_seconds", process_cpu},
+          {"records_read", s.records_read},
+          {"samples_emitted", s.samples_emitted},
+          {"samples_rejected", s.samples_rejected},
+          {"rejected_by_reason", rejected},
+          {"batches", s.batches},
+          {"idle_batches", s.idle_batches},
+          {"tokens", s.tokens},
+          {"labels", s.labels},
+          {"padding_efficiency", s.padding_efficiency()},
+          {"mean_tokens_per_batch", ratio(real(s.tokens), real(real_batches))},
+          {"mean_samples_per_batch", ratio(real(s.samples_emitted), real(real_batches))},
+          {"samples_per_second", ratio(real(s.samples_emitted), wall_seconds)},
+          {"tokens_per_second", ratio(real(s.tokens), wall_seconds)},
+          {"seconds_to_first_batch", s.seconds_to_first_batch},
+          {"trainer_wait_seconds", s.trainer_wait_seconds},
+          {"stages",
+           {{"reader", stage_json(s.reader)},
+            {"tokenizer", stage_json(s.tokenizer)},
+            {"image_decoder", stage_json(s.image_decoder)},
+            {"joiner", stage_json(s.joiner)},
+            {"packer", stage_json(s.packer)},
+            {"aligner", stage_json(s.aligner)},
+            {"coordinator", stage_json(s.coordinator)},
+            {"emitter", stage_json(s.emitter)}}}};
+}
+
+void print_summary(const nlohmann::json& j) {
+  std::printf("samples: %llu emitted, %llu rejected",
+              j["samples_emitted"].get<unsigned long long>(),
+              j["samples_rejected"].get<unsigned long long>());
+  for (const auto& [reason, count] : j["rejected_by_reason"].items())
+    std::printf(" (%s %llu)", reason.c_str(), count.get<unsigned long long>());
+  std::printf(
+      "\nbatches: %llu (%llu IDLE), %.1f samples and %.0f tokens per batch, padding "
+      "efficiency %.4f\n",
+      j["batches"].get<unsigned long long>(), j["idle_batches"].get<unsigned long long>(),
+      j["mean_samples_per_batch"].get<double>(), j["mean_tokens_per_batch"].get<double>(),
+      j["padding_efficiency"].get<double>());
+  std::printf(
+      "throughput: %.0f samples/s, %.0f tokens/s over %.2f s; first batch after %.2f s; "
+      "trainer waited %.2f s\n",
+      j["samples_per_second"].get<double>(), j["tokens_per_second"].get<double>(),
+      j["wall_seconds"].get<double>(), j["seconds_to_first_batch"].get<double>(),
+      j["trainer_wait_seconds"].get<double>());
+  std::printf("%-14s %10s %12s %14s %12s\n", "stage", "items", "cpu s", "cpu us/item", "blocked s");
+  for (const auto& [name, stage] : j["stages"].items())
+    std::printf("%-14s %10llu %12.3f %14.1f %12.3f\n", name.c_str(),
+                stage["items"].get<unsigned long long>(), stage["cpu_seconds"].get<double>(),
+                stage["cpu_us_per_item"].get<double>(), stage["blocked_seconds"].get<double>());
+}
+
+double process_cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+}  // namespace
+
+int run_pipeline_command(const RunOptions& options) {
+  std::optional<Pipeline> pipeline;
+  try {
+    PipelineOptions pipeline_options;
+    pipeline_options.ledger = options.ledger;
+    pipeline.emplace(PipelineConfig::from_toml_file(options.config), DistEnv::from_env(),
+                     pipeline_options);
+  } catch (const ConfigFileError& e) {
+    std::cerr << "odbatch run: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "odbatch run: " << e.what() << '\n';
+    return 2;
+  }
+  const auto start = Clock::now();
+  const double cpu_start = process_cpu_seconds();
+  try {
+    for (std::uint64_t e = options.first_epoch; e < options.first_epoch + options.epochs; ++e) {
+      pipeline->start_epoch(e);
+      std::optional<ProgressLine> progress;
+      if (options.progress) progress.emplace(*pipeline, pipeline->shard_records());
+      while (pipeline->next_batch()) {
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "odbatch run: pipeline failed: " << e.what() << '\n';
+    return 1;
+  }
+  const auto summary =
+      summary_json(pipeline->stats(), seconds_since(start), process_cpu_seconds() - cpu_start);
+  print_summary(summary);
+  if (options.json) {
+    std::ofstream out(*options.json);
+    out << summary.dump(2) << '\n';
+    if (!out) {
+      std::cerr << "odbatch run: cannot write " << options.json->string() << '\n';
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace odbatch::cli

@@ -1,0 +1,23 @@
+#pragma once
+// `odbatch run`: runs the pipeline of a TOML file standalone, consuming batches as fast as they
+// come, with a progress line and a summary (samples, rejections by reason, batches, padding,
+// throughput, per-stage CPU time and time blocked).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+
+namespace odbatch::cli {
+
+struct RunOptions {
+  std::filesystem::path config;
+  std::uint64_t epochs = 1;
+  std::uint64_t first_epoch = 0;
+  std::optional<std::filesystem::path> ledger;  // see `odbatch audit`
+  std::optional<std::filesystem::path> json;    // the summary as JSON
+  bool progress = true;
+};
+
+// Returns the exit status: 0 success, 1 the pipeline failed, 2 bad configuration.
+int run_pipeline_command(const RunOptions& options);
+
+}  // namespace odbatch::cli
