@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds odbatch and plans the bundled uneven-shards epoch: a summary
-# per round on the terminal, the full JSON report in out/uneven_shards.plan.json.
+# Installs the dependencies, builds odbatch, makes the real multimodal dataset and runs one epoch
+# of the pipeline in examples/pipeline.toml (a progress line, then a summary). Then plans the
+# bundled uneven-shards scenario, to show how ranks with unequal data stay aligned.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install-deps.sh"
 "$root/tools/build.sh" "$root/build" >/dev/null
+"$root/tools/prepare-data.sh"
 mkdir -p "$root/out"
+"$root/build/odbatch" run "$root/examples/pipeline.toml" \
+  --ledger "$root/out/pipeline.ledger.jsonl" --json "$root/out/pipeline.summary.json"
+echo
 "$root/build/odbatch" plan --summary --output "$root/out/uneven_shards.plan.json" \
   "$root/examples/scenarios/uneven_shards.json"
-echo "full report: $root/out/uneven_shards.plan.json"
+echo "reports: $root/out/"

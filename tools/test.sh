@@ -7,4 +7,6 @@ build_dir=${1:-"$root/build"}
 shift || true
 "$root/tools/install-deps.sh"
 "$root/tools/build.sh" "$build_dir" "$@"
+# The pipeline's end-to-end tests read the real dataset.
+"$root/tools/prepare-data.sh"
 ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 600
