@@ -11,20 +11,14 @@
 #include <toml++/toml.h>
 
 #include "odbatch/runtime/batching_settings.hpp"
+#include "toml_document.hpp"
 
 namespace odbatch {
 namespace {
 
-constexpr std::string_view kTableName = "batching";
+using toml_document::location;
 
-std::string location(std::string_view source, const toml::source_region& region) {
-  std::string where(source);
-  if (region.begin.line > 0) {
-    where += ":" + std::to_string(region.begin.line);
-    if (region.begin.column > 0) where += ":" + std::to_string(region.begin.column);
-  }
-  return where;
-}
+constexpr std::string_view kTableName = "batching";
 
 template <class T>
 std::string with_value(std::string kind, const T& value) {
@@ -65,15 +59,6 @@ SettingValue setting_value(const toml::node& node) {
   return OtherKindValue{describe_kind(node)};
 }
 
-toml::table parse_document(std::string_view document, std::string_view source) {
-  try {
-    return toml::parse(document, source);
-  } catch (const toml::parse_error& e) {
-    throw ConfigFileError(location(source, e.source()), "",
-                          "TOML syntax error: " + std::string(e.description()));
-  }
-}
-
 // ConfigError's message without its leading "field: ".
 std::string problem_of(const ConfigError& error) {
   const std::string_view text = error.what();
@@ -99,7 +84,7 @@ void validate_located(const BatchingConfig& config, std::string_view source,
 
 BatchingConfig batching_config_from_toml(std::string_view document, std::string_view source,
                                          const BatchingConfig& base) {
-  const toml::table root = parse_document(document, source);
+  const toml::table root = toml_document::parse(document, source);
   BatchingConfig config = base;
   const toml::node* table_node = root.get(kTableName);
   if (!table_node) {

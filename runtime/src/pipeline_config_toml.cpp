@@ -12,18 +12,12 @@
 #include "odbatch/runtime/batching_settings.hpp"
 #include "odbatch/runtime/config_file_error.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
+#include "toml_document.hpp"
 
 namespace odbatch {
 namespace {
 
-std::string location(std::string_view source, const toml::source_region& region) {
-  std::string where(source);
-  if (region.begin.line > 0) {
-    where += ":" + std::to_string(region.begin.line);
-    if (region.begin.column > 0) where += ":" + std::to_string(region.begin.column);
-  }
-  return where;
-}
+using toml_document::location;
 
 std::string text(const toml::node& node) {
   const auto* s = node.as_string();
@@ -113,10 +107,8 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        }},
   };
   tables["tokenizer"] = {
-      {"model",
-       [base_dir](const toml::node& n, PipelineConfig& c) {
-         c.tokenizer.model = resolved(base_dir, text(n));
-       }},
+      {"model", [base_dir](const toml::node& n,
+                           PipelineConfig& c) { c.tokenizer.model = resolved(base_dir, text(n)); }},
       {"template",
        [](const toml::node& n, PipelineConfig& c) {
          c.tokenizer.options.chat_template =
@@ -142,15 +134,12 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) { c.tokenizer.workers = integer32(n, 1); }},
   };
   tables["images"] = {
-      {"workers", [](const toml::node& n, PipelineConfig& c) { c.images.workers = integer32(n, 1); }},
-      {"patch_size",
-       [](const toml::node& n, PipelineConfig& c) {
-         c.images.geometry.patch_size = integer32(n, 1);
-       }},
-      {"merge_size",
-       [](const toml::node& n, PipelineConfig& c) {
-         c.images.geometry.merge_size = integer32(n, 1);
-       }},
+      {"workers",
+       [](const toml::node& n, PipelineConfig& c) { c.images.workers = integer32(n, 1); }},
+      {"patch_size", [](const toml::node& n,
+                        PipelineConfig& c) { c.images.geometry.patch_size = integer32(n, 1); }},
+      {"merge_size", [](const toml::node& n,
+                        PipelineConfig& c) { c.images.geometry.merge_size = integer32(n, 1); }},
       {"min_pixels",
        [](const toml::node& n, PipelineConfig& c) {
          c.images.geometry.min_pixels = integer(n, 1, std::uint64_t{1} << 30);
@@ -175,7 +164,8 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
   tables["pipeline"] = {
       {"reader_capacity",
        [](const toml::node& n, PipelineConfig& c) { c.flow.reader_capacity = integer32(n, 1); }},
-      {"prefetch", [](const toml::node& n, PipelineConfig& c) { c.flow.prefetch = integer32(n, 1); }},
+      {"prefetch",
+       [](const toml::node& n, PipelineConfig& c) { c.flow.prefetch = integer32(n, 1); }},
       {"layout",
        [](const toml::node& n, PipelineConfig& c) {
          c.flow.layout = name_of<BatchLayout>(n, parse_layout, "padded, packed");
@@ -200,13 +190,7 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
 
 PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_view source,
                                          const std::filesystem::path& base_dir) {
-  toml::table root;
-  try {
-    root = toml::parse(document, source);
-  } catch (const toml::parse_error& e) {
-    throw ConfigFileError(location(source, e.source()), "",
-                          "TOML syntax error: " + std::string(e.description()));
-  }
+  const toml::table root = toml_document::parse(document, source);
   PipelineConfig config;
   config.batching = batching_config_from_toml(document, source);
   const auto tables = table_setters(base_dir);

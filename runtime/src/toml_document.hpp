@@ -1,0 +1,18 @@
+#pragma once
+// Shared by the TOML config readers: parsing with located syntax errors, and "file:line:column"
+// locations for messages. Private to runtime/ (toml++ is slow to compile and stays out of public
+// headers).
+#include <string>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+namespace odbatch::toml_document {
+
+// "source:line:column" of a region, as far as it is known.
+std::string location(std::string_view source, const toml::source_region& region);
+
+// Parses a document; a syntax error becomes a ConfigFileError with its location.
+toml::table parse(std::string_view document, std::string_view source);
+
+}  // namespace odbatch::toml_document

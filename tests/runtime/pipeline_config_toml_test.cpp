@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "odbatch/runtime/config_file_error.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+
+using namespace odbatch;
+
+namespace {
+
+constexpr std::string_view kMinimal = R"(
+[source]
+files = ["train.jsonl", "/abs/more-*.jsonl"]
+image_root = "images"
+
+[tokenizer]
+model = "spm.model"
+)";
+
+PipelineConfig parse(const std::string& document) {
+  return PipelineConfig::from_toml(document, "p.toml", "/base");
+}
+
+std::string error_of(const std::string& document) {
+  try {
+    parse(document);
+  } catch (const ConfigFileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal pipeline file takes the defaults and resolves paths against its directory") {
+  const auto c = parse(std::string(kMinimal));
+  CHECK(c.source.files == std::vector<std::string>{"/base/train.jsonl", "/abs/more-*.jsonl"});
+  CHECK(c.source.image_root == "/base/images");
+  CHECK(c.tokenizer.model == "/base/spm.model");
+  CHECK(c.tokenizer.workers == 2);
+  CHECK(c.flow.layout == BatchLayout::padded);
+  CHECK(c.batching == BatchingConfig{});
+}
+
+TEST_CASE("every table is read") {
+  const auto c = parse(std::string(kMinimal) + R"(
+[images]
+workers = 3
+max_pixels = 200704
+[batching]
+token_budget = 4096
+window = 512
+[pipeline]
+layout = "packed"
+prefetch = 7
+pad_id = 2
+)");
+  CHECK(c.images.workers == 3);
+  CHECK(c.images.geometry.max_pixels == 200704);
+  CHECK(c.batching.token_budget == 4096);
+  CHECK(c.batching.window == 512);
+  CHECK(c.flow.layout == BatchLayout::packed);
+  CHECK(c.flow.prefetch == 7);
+  CHECK(c.flow.pad_id == 2);
+}
+
+TEST_CASE("the tokenizer takes its length and label policies from the batching table") {
+  const auto c =
+      parse(std::string(kMinimal) + "[batching]\nmax_seq_len = 123\nover_length = \"reject\"\n");
+  const auto options = effective_tokenizer_options(c);
+  CHECK(options.max_seq_len == 123);
+  CHECK(options.over_length == OverLengthPolicy::reject);
+}
+
+TEST_CASE("errors name the file, line and key") {
+  CHECK(error_of(std::string(kMinimal) + "[sources]\nx = 1\n").find("p.toml:8") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[sources]\nx = 1\n").find("unknown table") !=
+        std::string::npos);
+  const auto unknown_key = error_of(std::string(kMinimal) + "[pipeline]\nprefech = 3\n");
+  CHECK(unknown_key.find("pipeline.prefech") != std::string::npos);
+  CHECK(unknown_key.find("unknown key") != std::string::npos);
+  const auto bad_value = error_of(std::string(kMinimal) + "[pipeline]\nlayout = \"ragged\"\n");
+  CHECK(bad_value.find("pipeline.layout") != std::string::npos);
+  CHECK(bad_value.find("padded, packed") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[tokenizer.x]\n").find("tokenizer.x") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[images]\nworkers = 0\n").find("images.workers") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[batching]\nwindow = -1\n").find("batching.window") !=
+        std::string::npos);
+  CHECK(error_of("[tokenizer]\nmodel = \"m\"\n").find("source.files") != std::string::npos);
+  CHECK(error_of("[source\n").find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("the bundled example loads") {
+  const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
+  CHECK(c.source.files.size() == 1);
+  CHECK(c.batching.window == 4096);
+}
