@@ -132,9 +132,12 @@ caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochConte
           read_record(s, s.next_seq++, *start, images, text);
           --s.credits;
           s.context->stats().records_read.fetch_add(1, std::memory_order_relaxed);
+          // A record rejected part way (e.g. at its second image) has no work left to do.
+          if (!start->rejection) {
+            s.text_tasks.push_back(std::move(text));
+            for (auto& image : images) s.image_tasks.push_back(std::move(image));
+          }
           self->send(joiner, SampleStartPtr(std::move(start)));
-          if (text) s.text_tasks.push_back(std::move(text));
-          for (auto& image : images) s.image_tasks.push_back(std::move(image));
         }
         dispatch(self);
         keep_reading(self);
