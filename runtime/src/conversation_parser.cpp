@@ -27,7 +27,10 @@ struct Rejected {
 // A value from the record, quoted and cut short so a huge or binary value cannot flood a log.
 std::string shown_value(std::string_view value) {
   constexpr std::size_t kShown = 40;
-  return "'" + std::string(value.substr(0, kShown)) + (value.size() > kShown ? "...'" : "'");
+  std::string shown(1, '\'');
+  shown.append(value.substr(0, kShown));
+  shown.append(value.size() > kShown ? "...'" : "'");
+  return shown;
 }
 
 const json& field(const json& object, std::string_view key, const std::string& where) {

@@ -7,8 +7,9 @@ namespace odbatch::toml_document {
 std::string location(std::string_view source, const toml::source_region& region) {
   std::string where(source);
   if (region.begin.line > 0) {
-    where += ":" + std::to_string(region.begin.line);
-    if (region.begin.column > 0) where += ":" + std::to_string(region.begin.column);
+    // Appended piecewise: GCC 12 at -O3 warns (-Wrestrict) on ":" + std::string temporaries.
+    where.append(":").append(std::to_string(region.begin.line));
+    if (region.begin.column > 0) where.append(":").append(std::to_string(region.begin.column));
   }
   return where;
 }

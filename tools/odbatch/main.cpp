@@ -3,9 +3,11 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "audit_command.hpp"
 #include "odbatch/core/config.hpp"
 #include "plan_command.hpp"
 #include "run_command.hpp"
@@ -85,6 +87,34 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
   return run;
 }
 
+// `audit`'s arguments as parsed.
+struct AuditArguments {
+  std::vector<std::string> ledgers;
+  std::string config;
+  std::string json;
+
+  odbatch::cli::AuditOptions options() const {
+    odbatch::cli::AuditOptions o;
+    o.ledgers.assign(ledgers.begin(), ledgers.end());
+    if (!config.empty()) o.config = config;
+    if (!json.empty()) o.json = json;
+    return o;
+  }
+};
+
+CLI::App* add_audit_command(CLI::App& app, AuditArguments& arguments) {
+  auto* audit = app.add_subcommand(
+      "audit",
+      "Check run ledgers (one per rank): every id of each epoch emitted or rejected exactly once, "
+      "every rank present, equal step counts");
+  audit->add_option("ledgers", arguments.ledgers, "Ledger files written by `odbatch run --ledger`")
+      ->required();
+  audit->add_option("--config", arguments.config,
+                    "Pipeline TOML whose dataset, seed, shuffle and split the ledgers must match");
+  audit->add_option("--json", arguments.json, "Write the report as JSON");
+  return audit;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +124,8 @@ int main(int argc, char** argv) {
   const CLI::App* plan = add_plan_command(app, plan_arguments);
   RunArguments run_arguments;
   const CLI::App* run = add_run_command(app, run_arguments);
+  AuditArguments audit_arguments;
+  const CLI::App* audit = add_audit_command(app, audit_arguments);
 
   try {
     app.parse(argc, argv);
@@ -104,6 +136,7 @@ int main(int argc, char** argv) {
   try {
     if (plan->parsed()) return odbatch::cli::run_plan_command(plan_arguments.options());
     if (run->parsed()) return odbatch::cli::run_pipeline_command(run_arguments.options());
+    if (audit->parsed()) return odbatch::cli::run_audit_command(audit_arguments.options());
   } catch (const std::exception& e) {
     std::cerr << "odbatch: internal error: " << e.what() << '\n';
   }

@@ -1,0 +1,559 @@
+#include "audit_command.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "json_input.hpp"
+#include "json_output.hpp"
+#include "odbatch/core/ledger.hpp"
+#include "odbatch/runtime/config_file_error.hpp"
+#include "odbatch/runtime/dataset_error.hpp"
+#include "odbatch/runtime/epoch_shard.hpp"
+#include "odbatch/runtime/jsonl_index.hpp"
+#include "odbatch/runtime/ledger_writer.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+
+namespace odbatch::cli {
+namespace {
+
+constexpr std::string_view kNotChecked =
+    "token budgets, per-step totals and loss scales (a ledger records sample ids only)";
+
+// Findings printed per epoch; the JSON report holds every finding kept.
+constexpr std::size_t kFindingsPrinted = 5;
+
+// As many ranks as torchrun's environment may name (DistEnv::from_env); a larger world size in a
+// header is corruption, not a run.
+constexpr std::uint64_t kMaxWorldSize = std::uint64_t{1} << 20;
+
+std::string_view split_name(ShardSplit split) {
+  return split == ShardSplit::contiguous ? "contiguous" : "strided";
+}
+
+// One rank's epoch as one ledger file records it.
+struct RankEpoch {
+  std::string file;
+  std::uint64_t header_line = 0;
+  LedgerEpoch header;
+  RankLedger ledger;  // the steps carry sample ids only
+  std::optional<std::uint64_t> end_steps;
+  std::uint64_t end_line = 0;
+
+  std::uint32_t rank() const { return header.shard.rank; }
+  std::string at(std::uint64_t line) const { return file + ":" + std::to_string(line); }
+  // "rank 1 (r1.jsonl:1)", naming the epoch's header line.
+  std::string name() const {
+    return "rank " + std::to_string(rank()) + " (" + at(header_line) + ")";
+  }
+};
+
+// Something the ledgers show to be wrong (exit status 1); unreadable ledgers are InputErrors.
+struct Problem {
+  std::string kind;
+  std::string message;
+};
+
+// Everything the ledgers hold about one epoch.
+struct EpochLedgers {
+  std::vector<RankEpoch> ranks;   // in the order the files were given
+  std::vector<Problem> problems;  // found while reading
+};
+
+using Epochs = std::map<std::uint64_t, EpochLedgers>;
+
+// What the --config file says the ledgers must match.
+struct ConfigDataset {
+  std::string file;
+  std::uint64_t record_count = 0;
+  std::uint64_t fingerprint = 0;
+  std::uint64_t seed = 0;
+  bool shuffle = true;
+  ShardSplit split = ShardSplit::contiguous;
+};
+
+// nlohmann's parse error without its "[json.exception...] parse error at ...: " prefix.
+std::string parse_problem(const nlohmann::json::parse_error& e) {
+  std::string_view message = e.what();
+  if (const auto at = message.find("parse error"); at != std::string_view::npos)
+    if (const auto colon = message.find(": ", at); colon != std::string_view::npos)
+      message.remove_prefix(colon + 2);
+  return std::string(message);
+}
+
+bool to_bool(const JsonReader& reader, const nlohmann::json& value, std::string_view path) {
+  if (!value.is_boolean()) reader.fail(path, "expected true or false, got " + describe(value));
+  return value.get<bool>();
+}
+
+std::uint64_t unsigned_member(const JsonReader& reader, const nlohmann::json& entry,
+                              std::string_view key, std::uint64_t minimum = 0,
+                              std::uint64_t maximum = std::numeric_limits<std::uint64_t>::max()) {
+  return reader.to_unsigned(reader.required(entry, key, ""), key, minimum, maximum);
+}
+
+// Reads one ledger file into `epochs`. Throws InputError naming file:line for anything that is
+// not a ledger line; records problems of content (restarts, step numbering, lines after the end).
+class LedgerFileReader {
+ public:
+  LedgerFileReader(std::filesystem::path path, Epochs& epochs)
+      : path_(std::move(path)), file_(path_.string()), epochs_(epochs) {}
+
+  void read() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw InputError(file_ + ": cannot read: " + std::strerror(errno));
+    if (std::filesystem::is_directory(path_))
+      throw InputError(file_ + ": a directory, not a ledger file");
+    std::string text;
+    while (std::getline(in, text)) {
+      ++line_;
+      read_line(text);
+    }
+    if (in.bad()) throw InputError(file_ + ": read error after line " + std::to_string(line_));
+    if (line_ == 0) throw InputError(file_ + ": empty; a ledger begins with an epoch line");
+  }
+
+ private:
+  std::string here() const { return file_ + ":" + std::to_string(line_); }
+
+  void read_line(const std::string& text) {
+    const JsonReader reader(here());
+    nlohmann::json entry;
+    try {
+      entry = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(here() +
+                       ": malformed ledger line (truncated or corrupt): " + parse_problem(e));
+    }
+    if (!entry.is_object()) reader.fail("", "expected an object, got " + describe(entry));
+    const std::string kind = reader.to_string(reader.required(entry, "kind", ""), "kind");
+    if (kind == "epoch") return read_header(reader, entry);
+    if (kind != "step" && kind != "rejected" && kind != "end")
+      reader.fail("kind", "expected epoch, step, rejected or end, got \"" + kind + "\"");
+    const std::uint64_t epoch = unsigned_member(reader, entry, "epoch");
+    const auto open = open_.find(epoch);
+    if (open == open_.end())
+      reader.fail("epoch", "a " + kind + " line of epoch " + std::to_string(epoch) +
+                               " before that epoch's header line");
+    EpochLedgers& ledgers = epochs_[epoch];
+    RankEpoch& section = ledgers.ranks[open->second];
+    if (section.end_steps)
+      ledgers.problems.push_back({"after_end", here() + ": a " + kind +
+                                                   " line after the epoch's end line (" +
+                                                   section.at(section.end_line) + ")"});
+    if (kind == "step") return read_step(reader, entry, ledgers, section);
+    if (kind == "rejected") return read_rejection(reader, entry, section);
+    reader.expect_object(entry, "", {"kind", "epoch", "steps"});
+    section.end_steps = unsigned_member(reader, entry, "steps");
+    section.end_line = line_;
+  }
+
+  void read_header(const JsonReader& reader, const nlohmann::json& entry) {
+    reader.expect_object(entry, "",
+                         {"kind", "epoch", "rank", "world_size", "record_count",
+                          "dataset_fingerprint", "seed", "shuffle", "split"});
+    RankEpoch section;
+    section.file = file_;
+    section.header_line = line_;
+    LedgerEpoch& h = section.header;
+    h.epoch = unsigned_member(reader, entry, "epoch");
+    h.shard.epoch = h.epoch;
+    h.shard.world_size =
+        static_cast<std::uint32_t>(unsigned_member(reader, entry, "world_size", 1, kMaxWorldSize));
+    h.shard.rank = static_cast<std::uint32_t>(
+        unsigned_member(reader, entry, "rank", 0, h.shard.world_size - 1));
+    h.record_count = unsigned_member(reader, entry, "record_count");
+    h.dataset_fingerprint = unsigned_member(reader, entry, "dataset_fingerprint");
+    h.shard.seed = unsigned_member(reader, entry, "seed");
+    h.shard.shuffle = to_bool(reader, reader.required(entry, "shuffle", ""), "shuffle");
+    const std::string split = reader.to_string(reader.required(entry, "split", ""), "split");
+    if (split != "contiguous" && split != "strided")
+      reader.fail("split", "expected contiguous or strided, got \"" + split + "\"");
+    h.shard.split = split == "contiguous" ? ShardSplit::contiguous : ShardSplit::strided;
+
+    EpochLedgers& ledgers = epochs_[h.epoch];
+    const auto [open, first] = open_.try_emplace(h.epoch, ledgers.ranks.size());
+    if (first) {
+      ledgers.ranks.push_back(std::move(section));
+      return;
+    }
+    RankEpoch& earlier = ledgers.ranks[open->second];
+    ledgers.problems.push_back(
+        {"restarted_epoch", here() + ": epoch " + std::to_string(h.epoch) +
+                                " begins again (an earlier attempt began at " +
+                                earlier.at(earlier.header_line) +
+                                "); only the last attempt is audited"});
+    earlier = std::move(section);
+  }
+
+  void read_step(const JsonReader& reader, const nlohmann::json& entry, EpochLedgers& ledgers,
+                 RankEpoch& section) const {
+    reader.expect_object(entry, "", {"kind", "epoch", "step", "round", "idle", "ids"});
+    EmittedStep step;
+    step.step_in_epoch = unsigned_member(reader, entry, "step");
+    step.round = unsigned_member(reader, entry, "round");
+    const bool idle = to_bool(reader, reader.required(entry, "idle", ""), "idle");
+    const auto& ids = reader.required(entry, "ids", "");
+    reader.expect_array(ids, "ids");
+    step.samples.reserve(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      step.samples.push_back(
+          SampleCost{reader.to_unsigned(ids[i], element_path("ids", i)), 0, 0, 0});
+
+    const std::uint64_t expected_step = section.ledger.steps.size();
+    if (step.step_in_epoch != expected_step)
+      ledgers.problems.push_back({"step_order", here() + ": step " +
+                                                    std::to_string(step.step_in_epoch) +
+                                                    " where step " + std::to_string(expected_step) +
+                                                    " was expected (steps count 0, 1, 2, ...)"});
+    if (idle != step.samples.empty())
+      ledgers.problems.push_back(
+          {"idle_mismatch", here() + ": step " + std::to_string(step.step_in_epoch) +
+                                (idle ? " is IDLE but lists " + std::to_string(ids.size()) + " ids"
+                                      : " is not IDLE but lists no id")});
+    section.ledger.steps.push_back(std::move(step));
+  }
+
+  void read_rejection(const JsonReader& reader, const nlohmann::json& entry,
+                      RankEpoch& section) const {
+    reader.expect_object(entry, "", {"kind", "epoch", "id", "reason", "detail"});
+    Rejection rejection;
+    rejection.id = unsigned_member(reader, entry, "id");
+    rejection.reason = reader.to_string(reader.required(entry, "reason", ""), "reason");
+    if (rejection.reason.empty()) reader.fail("reason", "empty; a rejection names its reason");
+    rejection.detail = reader.to_string(reader.required(entry, "detail", ""), "detail");
+    section.ledger.rejected.push_back(std::move(rejection));
+  }
+
+  std::filesystem::path path_;
+  std::string file_;
+  Epochs& epochs_;
+  std::uint64_t line_ = 0;
+  std::map<std::uint64_t, std::size_t> open_;  // epoch -> its section in epochs_[epoch].ranks
+};
+
+ConfigDataset load_config_dataset(const std::filesystem::path& file) {
+  const PipelineConfig config = PipelineConfig::from_toml_file(file);
+  const JsonlIndex index = [&] {
+    try {
+      return JsonlIndex::build(config.source.files);
+    } catch (const DatasetError& e) {
+      throw InputError(file.string() + ": source.files: " + e.what());
+    }
+  }();
+  return ConfigDataset{file.string(),        index.record_count(),  index.fingerprint(),
+                       config.batching.seed, config.source.shuffle, config.source.split};
+}
+
+// The audit of one epoch, ready to print.
+struct EpochOutcome {
+  std::uint64_t epoch = 0;
+  std::uint32_t world_size = 0;
+  std::vector<const RankEpoch*> ranks;  // present, by rank
+  std::vector<std::uint32_t> missing_ranks;
+  bool ids_checked = false;
+  AuditReport coverage;  // expected, emitted, rejected
+  std::map<std::string, std::uint64_t> rejected_by_reason;
+  std::vector<Problem> problems;
+  bool problems_truncated = false;  // the id checks found more than they list
+};
+
+// The headers of one epoch must describe the same dataset and shuffle on every rank.
+bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcome& out) {
+  const RankEpoch& first = *ranks.front();
+  bool agree = true;
+  for (const RankEpoch* other : ranks) {
+    const LedgerEpoch& a = first.header;
+    const LedgerEpoch& b = other->header;
+    auto differs = [&](std::string_view field, const std::string& mine, const std::string& theirs) {
+      agree = false;
+      out.problems.push_back({"header_mismatch", other->name() + " has " + std::string(field) +
+                                                     " " + theirs + ", " + first.name() + " has " +
+                                                     mine});
+    };
+    if (a.shard.world_size != b.shard.world_size)
+      differs("world size", std::to_string(a.shard.world_size), std::to_string(b.shard.world_size));
+    if (a.record_count != b.record_count)
+      differs("record count", std::to_string(a.record_count), std::to_string(b.record_count));
+    if (a.dataset_fingerprint != b.dataset_fingerprint)
+      differs("dataset fingerprint", std::to_string(a.dataset_fingerprint),
+              std::to_string(b.dataset_fingerprint));
+    if (a.shard.seed != b.shard.seed)
+      differs("seed", std::to_string(a.shard.seed), std::to_string(b.shard.seed));
+    if (a.shard.shuffle != b.shard.shuffle)
+      differs("shuffle", a.shard.shuffle ? "true" : "false", b.shard.shuffle ? "true" : "false");
+    if (a.shard.split != b.shard.split)
+      differs("split", std::string(split_name(a.shard.split)),
+              std::string(split_name(b.shard.split)));
+  }
+  return agree;
+}
+
+void check_against_config(const RankEpoch& rank, const ConfigDataset& config, EpochOutcome& out) {
+  const LedgerEpoch& h = rank.header;
+  auto differs = [&](std::string_view field, const std::string& ledger, const std::string& want) {
+    out.problems.push_back({"config_mismatch", rank.name() + " has " + std::string(field) + " " +
+                                                   ledger + ", " + config.file + " gives " + want});
+  };
+  auto dataset = [](std::uint64_t fingerprint, std::uint64_t records) {
+    return std::to_string(fingerprint) + " (" + std::to_string(records) + " records)";
+  };
+  if (h.record_count != config.record_count || h.dataset_fingerprint != config.fingerprint)
+    differs("dataset fingerprint", dataset(h.dataset_fingerprint, h.record_count),
+            dataset(config.fingerprint, config.record_count));
+  if (h.shard.seed != config.seed)
+    differs("seed", std::to_string(h.shard.seed), std::to_string(config.seed));
+  if (h.shard.shuffle != config.shuffle)
+    differs("shuffle", h.shard.shuffle ? "true" : "false", config.shuffle ? "true" : "false");
+  if (h.shard.split != config.split)
+    differs("split", std::string(split_name(h.shard.split)), std::string(split_name(config.split)));
+}
+
+// Every rank's end line, and equal step counts across ranks (the lockstep guarantee).
+void check_steps(EpochOutcome& out) {
+  for (const RankEpoch* rank : out.ranks) {
+    const std::uint64_t listed = rank->ledger.steps.size();
+    if (!rank->end_steps)
+      out.problems.push_back({"no_end", rank->name() + ": no end line for epoch " +
+                                            std::to_string(out.epoch) +
+                                            " (the epoch did not finish)"});
+    else if (*rank->end_steps != listed)
+      out.problems.push_back({"end_mismatch", rank->at(rank->end_line) + ": the end line says " +
+                                                  std::to_string(*rank->end_steps) +
+                                                  " steps, rank " + std::to_string(rank->rank()) +
+                                                  "'s ledger lists " + std::to_string(listed)});
+  }
+  const bool equal = std::all_of(out.ranks.begin(), out.ranks.end(), [&](const RankEpoch* r) {
+    return r->ledger.steps.size() == out.ranks.front()->ledger.steps.size();
+  });
+  if (equal) return;
+  std::string counts;
+  for (const RankEpoch* r : out.ranks)
+    counts += (counts.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r->rank()) +
+              " " + std::to_string(r->ledger.steps.size());
+  out.problems.push_back(
+      {"step_count_mismatch", "ranks yielded different numbers of steps: " + counts});
+}
+
+bool is_coverage_finding(AuditFinding::Kind kind) {
+  using K = AuditFinding::Kind;
+  return kind == K::missing || kind == K::duplicated || kind == K::unknown;
+}
+
+// Each id of the present ranks' shards emitted exactly once or rejected exactly once. Uses core's
+// audit_epoch; its budget, totals and loss-scale findings are dropped because a ledger does not
+// record token counts, totals or loss scales, and its step counts are checked by check_steps.
+void check_coverage(EpochOutcome& out) {
+  std::vector<SampleId> expected;
+  std::vector<RankLedger> ledgers(out.world_size);
+  for (const RankEpoch* rank : out.ranks) {
+    const EpochShard shard(rank->header.record_count, rank->header.shard);
+    for (std::uint64_t i = 0; i < shard.size(); ++i) expected.push_back(shard[i]);
+    ledgers[rank->rank()] = rank->ledger;
+  }
+  out.coverage = audit_epoch(expected, ledgers, BatchingConfig{});
+  out.ids_checked = true;
+  const auto& findings = out.coverage.findings;
+  for (const auto& finding : findings)
+    if (is_coverage_finding(finding.kind))
+      out.problems.push_back({std::string(to_string(finding.kind)), finding.message});
+  // audit_epoch lists coverage findings first, so a full list ending in one may hide more.
+  out.problems_truncated =
+      findings.size() == AuditReport::kMaxFindings && is_coverage_finding(findings.back().kind);
+}
+
+EpochOutcome audit_one_epoch(std::uint64_t epoch, EpochLedgers& ledgers,
+                             const std::optional<ConfigDataset>& config) {
+  EpochOutcome out;
+  out.epoch = epoch;
+  out.problems = std::move(ledgers.problems);
+  std::stable_sort(ledgers.ranks.begin(), ledgers.ranks.end(),
+                   [](const RankEpoch& a, const RankEpoch& b) { return a.rank() < b.rank(); });
+  for (const RankEpoch& rank : ledgers.ranks) {
+    if (!out.ranks.empty() && out.ranks.back()->rank() == rank.rank()) {
+      out.problems.push_back(
+          {"duplicate_rank", "rank " + std::to_string(rank.rank()) + " of epoch " +
+                                 std::to_string(epoch) + " appears in " +
+                                 out.ranks.back()->at(out.ranks.back()->header_line) + " and " +
+                                 rank.at(rank.header_line) + "; only the first is audited"});
+      continue;
+    }
+    out.ranks.push_back(&rank);
+  }
+  for (const RankEpoch* rank : out.ranks)
+    for (const auto& rejection : rank->ledger.rejected) ++out.rejected_by_reason[rejection.reason];
+  if (config)
+    for (const RankEpoch* rank : out.ranks) check_against_config(*rank, *config, out);
+  check_steps(out);
+
+  out.world_size = out.ranks.front()->header.shard.world_size;
+  if (!check_headers_agree(out.ranks, out)) {
+    out.world_size = 0;  // unknown: the ranks disagree
+    return out;
+  }
+  std::vector<bool> present(out.world_size, false);
+  for (const RankEpoch* rank : out.ranks) present[rank->rank()] = true;
+  for (std::uint32_t r = 0; r < out.world_size; ++r)
+    if (!present[r]) out.missing_ranks.push_back(r);
+  if (!out.missing_ranks.empty()) {
+    std::string names;
+    for (const auto r : out.missing_ranks) names += (names.empty() ? "" : ", ") + std::to_string(r);
+    out.problems.push_back(
+        {"missing_rank", "no ledger of epoch " + std::to_string(epoch) + " for rank" +
+                             (out.missing_ranks.size() > 1 ? "s " : " ") + names + " (world size " +
+                             std::to_string(out.world_size) + "); their ids are not checked"});
+  }
+  check_coverage(out);
+  return out;
+}
+
+std::string problem_count(const EpochOutcome& e) {
+  return (e.problems_truncated ? "at least " : "") + std::to_string(e.problems.size());
+}
+
+void print_epoch(const EpochOutcome& e) {
+  std::ostringstream out;
+  out << "epoch " << e.epoch << ": ";
+  if (e.world_size > 0) {
+    out << "world size " << e.world_size << ", ";
+    if (e.missing_ranks.empty()) {
+      out << "every rank present";
+    } else {
+      out << "missing rank(s)";
+      for (const auto r : e.missing_ranks) out << ' ' << r;
+    }
+  } else {
+    out << "ranks disagree on their epoch headers";
+  }
+  if (e.ids_checked)
+    out << "; " << e.coverage.expected << " ids expected, " << e.coverage.emitted << " emitted, "
+        << e.coverage.rejected << " rejected";
+  if (!e.rejected_by_reason.empty()) {
+    out << " (";
+    bool first = true;
+    for (const auto& [reason, count] : e.rejected_by_reason) {
+      out << (first ? "" : ", ") << reason << ' ' << count;
+      first = false;
+    }
+    out << ')';
+  }
+  out << "; steps:";
+  for (const RankEpoch* r : e.ranks) out << " rank " << r->rank() << ' ' << r->ledger.steps.size();
+  out << '\n';
+  if (e.problems.empty()) {
+    out << "  ok\n";
+  } else {
+    out << "  " << problem_count(e) << " problem(s):\n";
+    for (std::size_t i = 0; i < std::min(e.problems.size(), kFindingsPrinted); ++i)
+      out << "    " << e.problems[i].kind << ": " << e.problems[i].message << '\n';
+    if (e.problems.size() > kFindingsPrinted || e.problems_truncated)
+      out << "    ... more in the --json report\n";
+  }
+  std::cout << out.str();
+}
+
+Report epoch_report(const EpochOutcome& e) {
+  Report out;
+  out["epoch"] = e.epoch;
+  out["world_size"] = e.world_size > 0 ? Report(e.world_size) : Report(nullptr);
+  out["missing_ranks"] = e.missing_ranks;
+  out["ids_checked"] = e.ids_checked;
+  auto if_checked = [&](std::uint64_t count) {
+    return e.ids_checked ? Report(count) : Report(nullptr);
+  };
+  out["expected"] = if_checked(e.coverage.expected);
+  out["emitted"] = if_checked(e.coverage.emitted);
+  out["rejected"] = if_checked(e.coverage.rejected);
+  Report reasons = Report::object();
+  for (const auto& [reason, count] : e.rejected_by_reason) reasons[reason] = count;
+  out["rejected_by_reason"] = std::move(reasons);
+  Report ranks = Report::array();
+  for (const RankEpoch* r : e.ranks) {
+    std::uint64_t emitted = 0;
+    for (const auto& step : r->ledger.steps) emitted += step.samples.size();
+    ranks.push_back({{"rank", r->rank()},
+                     {"ledger", r->file},
+                     {"header_line", r->header_line},
+                     {"record_count", r->header.record_count},
+                     {"dataset_fingerprint", r->header.dataset_fingerprint},
+                     {"steps", r->ledger.steps.size()},
+                     {"end_steps", r->end_steps ? Report(*r->end_steps) : Report(nullptr)},
+                     {"emitted", emitted},
+                     {"rejected", r->ledger.rejected.size()}});
+  }
+  out["ranks"] = std::move(ranks);
+  out["ok"] = e.problems.empty();
+  out["problems"] = e.problems.size();
+  out["problems_truncated"] = e.problems_truncated;
+  Report findings = Report::array();
+  for (const auto& p : e.problems) findings.push_back({{"kind", p.kind}, {"message", p.message}});
+  out["findings"] = std::move(findings);
+  return out;
+}
+
+}  // namespace
+
+int run_audit_command(const AuditOptions& options) {
+  std::vector<EpochOutcome> outcomes;
+  Epochs epochs;
+  std::optional<ConfigDataset> config;
+  try {
+    if (options.config) config = load_config_dataset(*options.config);
+    for (const auto& ledger : options.ledgers) LedgerFileReader(ledger, epochs).read();
+  } catch (const InputError& e) {
+    std::cerr << "odbatch audit: " << e.what() << '\n';
+    return 2;
+  } catch (const ConfigFileError& e) {
+    std::cerr << "odbatch audit: " << e.what() << '\n';
+    return 2;
+  }
+  for (auto& [epoch, ledgers] : epochs) outcomes.push_back(audit_one_epoch(epoch, ledgers, config));
+
+  std::size_t failed_epochs = 0;
+  for (const auto& outcome : outcomes) {
+    print_epoch(outcome);
+    if (!outcome.problems.empty()) ++failed_epochs;
+  }
+  std::cout << "not checked: " << kNotChecked << '\n';
+  if (failed_epochs == 0)
+    std::cout << "audit passed: " << outcomes.size() << " epoch(s) in " << options.ledgers.size()
+              << " ledger(s)\n";
+  else
+    std::cout << "audit FAILED: problems in " << failed_epochs << " of " << outcomes.size()
+              << " epoch(s)\n";
+
+  if (options.json) {
+    Report report;
+    report["ok"] = failed_epochs == 0;
+    Report files = Report::array();
+    for (const auto& ledger : options.ledgers) files.push_back(ledger.string());
+    report["ledgers"] = std::move(files);
+    if (config)
+      report["config"] = {{"file", config->file},
+                          {"record_count", config->record_count},
+                          {"dataset_fingerprint", config->fingerprint}};
+    report["not_checked"] = kNotChecked;
+    Report epochs_report = Report::array();
+    for (const auto& outcome : outcomes) epochs_report.push_back(epoch_report(outcome));
+    report["epochs"] = std::move(epochs_report);
+    std::ofstream out(*options.json, std::ios::binary);
+    if (!(out << to_readable_json(report))) {
+      std::cerr << "odbatch audit: " << options.json->string() << ": cannot write the report\n";
+      return 2;
+    }
+  }
+  return failed_epochs == 0 ? 0 : 1;
+}
+
+}  // namespace odbatch::cli
