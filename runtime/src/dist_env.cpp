@@ -15,8 +15,8 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t
   errno = 0;
   const unsigned long long n = std::strtoull(value, &end, 10);
   if (*end != '\0' || errno != 0 || n > max || value[0] == '-')
-    throw std::invalid_argument(std::string(name) + "=" + value +
-                                ": expected a number up to " + std::to_string(max));
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected a number up to " +
+                                std::to_string(max));
   return n;
 }
 
@@ -46,8 +46,8 @@ DistEnv DistEnv::from_env() {
   env.local_rank = static_cast<std::uint32_t>(env_number("LOCAL_RANK", env.rank, kMaxRanks));
   if (env.world_size == 0) throw std::invalid_argument("WORLD_SIZE=0: expected at least 1");
   if (env.rank >= env.world_size)
-    throw std::invalid_argument("RANK=" + std::to_string(env.rank) + " is not below WORLD_SIZE=" +
-                                std::to_string(env.world_size));
+    throw std::invalid_argument("RANK=" + std::to_string(env.rank) +
+                                " is not below WORLD_SIZE=" + std::to_string(env.world_size));
   if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
   env.master_port = static_cast<std::uint16_t>(
       env_number("MASTER_PORT", 0, std::numeric_limits<std::uint16_t>::max()));

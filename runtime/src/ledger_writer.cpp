@@ -17,17 +17,17 @@ void LedgerWriter::write_line(const std::string& line) {
 }
 
 void LedgerWriter::begin_epoch(const LedgerEpoch& e) {
-  write_line(nlohmann::json{{"kind", "epoch"},
-                            {"epoch", e.epoch},
-                            {"rank", e.shard.rank},
-                            {"world_size", e.shard.world_size},
-                            {"record_count", e.record_count},
-                            {"dataset_fingerprint", e.dataset_fingerprint},
-                            {"seed", e.shard.seed},
-                            {"shuffle", e.shard.shuffle},
-                            {"split", e.shard.split == ShardSplit::contiguous ? "contiguous"
-                                                                               : "strided"}}
-                 .dump());
+  write_line(
+      nlohmann::json{{"kind", "epoch"},
+                     {"epoch", e.epoch},
+                     {"rank", e.shard.rank},
+                     {"world_size", e.shard.world_size},
+                     {"record_count", e.record_count},
+                     {"dataset_fingerprint", e.dataset_fingerprint},
+                     {"seed", e.shard.seed},
+                     {"shuffle", e.shard.shuffle},
+                     {"split", e.shard.split == ShardSplit::contiguous ? "contiguous" : "strided"}}
+          .dump());
 }
 
 void LedgerWriter::step(std::uint64_t epoch, std::uint64_t step, std::uint64_t round, bool idle,
@@ -42,12 +42,13 @@ void LedgerWriter::step(std::uint64_t epoch, std::uint64_t step, std::uint64_t r
 }
 
 void LedgerWriter::rejection(std::uint64_t epoch, const Rejection& r) {
-  write_line(nlohmann::json{{"kind", "rejected"},
-                            {"epoch", epoch},
-                            {"id", r.id},
-                            {"reason", r.reason},
-                            {"detail", r.detail}}
-                 .dump());
+  write_line(nlohmann::json{
+      {"kind", "rejected"},
+      {"epoch", epoch},
+      {"id", r.id},
+      {"reason", r.reason},
+      {"detail",
+       r.detail}}.dump());
 }
 
 void LedgerWriter::end_epoch(std::uint64_t epoch, std::uint64_t steps) {

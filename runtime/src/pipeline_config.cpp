@@ -34,7 +34,8 @@ void validate(const PipelineConfig& c) {
   if (c.tokenizer.model.empty()) throw ConfigError("tokenizer.model", "names no model file");
   if (c.tokenizer.workers == 0) throw ConfigError("tokenizer.workers", "must be at least 1");
   if (c.images.workers == 0) throw ConfigError("images.workers", "must be at least 1");
-  if (c.flow.reader_capacity == 0) throw ConfigError("pipeline.reader_capacity", "must be at least 1");
+  if (c.flow.reader_capacity == 0)
+    throw ConfigError("pipeline.reader_capacity", "must be at least 1");
   if (c.flow.prefetch == 0) throw ConfigError("pipeline.prefetch", "must be at least 1");
   if (c.flow.round_timeout.count() <= 0)
     throw ConfigError("pipeline.round_timeout_ms", "must be positive");
