@@ -1,5 +1,6 @@
 #include "odbatch/runtime/jpeg_decoder.hpp"
 #include "pipeline_messages.hpp"
+#include "worker_jitter.hpp"
 #include "workers.hpp"
 
 namespace odbatch::actors {
@@ -8,6 +9,7 @@ struct ImageDecoderWorkerState {
   EpochContextPtr context;
   JpegDecoder decoder;
   DecodedImage scratch;
+  WorkerJitter jitter;
 };
 
 namespace {
@@ -17,9 +19,12 @@ constexpr int kOutstandingDemands = 2;
 }  // namespace
 
 caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWorkerState>* self,
-                                            EpochContextPtr context) {
+                                            EpochContextPtr context, std::uint32_t worker) {
   report_exceptions_to(self, context, "image decoder worker");
   self->state.context = context;
+  // Seeded apart from the tokenizer workers, whose numbers start at 0 too.
+  self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
+                                    context->config().batching.seed, 0x1'0000'0000ULL + worker);
   self->state.decoder = JpegDecoder(context->config().images.decoder_limits);
   return {
       [=](start_atom) {
@@ -48,14 +53,16 @@ caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWork
             done->pixels = std::move(pixels);
           }
         }
+        s.jitter.delay();
         self->send(epoch.wiring().joiner, ImageDonePtr(std::move(done)));
         self->send(epoch.wiring().reader, image_demand_atom::value);
       },
   };
 }
 
-caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context) {
-  return system.spawn(image_decoder_worker_behavior, std::move(context));
+caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context,
+                                      std::uint32_t worker) {
+  return system.spawn(image_decoder_worker_behavior, std::move(context), worker);
 }
 
 }  // namespace odbatch::actors

@@ -39,13 +39,15 @@ void open_round(caf::stateful_actor<PackerState>* self, std::uint64_t round) {
 }
 
 // The batching policies' last word on a preprocessed sample (the tokenizer already truncated).
-std::optional<Rejection> screen(const SamplePayload& sample, const BatchingConfig& config) {
-  const auto verdict = screen_sample(sample.cost(), config);
+// The detail starts with the record's "file:line", as every other stage's rejections do.
+std::optional<Rejection> screen(const SamplePayload& sample, const EpochContext& context) {
+  const auto verdict = screen_sample(sample.cost(), context.config().batching);
   if (verdict.verdict == Screening::Verdict::accept) return std::nullopt;
   const auto reason =
       verdict.verdict == Screening::Verdict::truncate ? RejectReason::over_length : verdict.reason;
   return Rejection{sample.id, std::string(to_string(reason)),
-                   "sample of " + std::to_string(sample.input_ids.size()) + " tokens, " +
+                   context.resources().index->describe(sample.id) + ": sample of " +
+                       std::to_string(sample.input_ids.size()) + " tokens, " +
                        std::to_string(sample.cost().patches) + " patches"};
 }
 
@@ -64,7 +66,7 @@ caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochConte
         if (joined->sample) {
           --s.requested;
           StageTimer timer(s.context->stats().packer);
-          if (!rejection) rejection = screen(*joined->sample, s.context->config().batching);
+          if (!rejection) rejection = screen(*joined->sample, *s.context);
         }
         if (rejection) {
           s.admission.count_rejected();

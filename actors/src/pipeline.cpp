@@ -74,9 +74,9 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   w.joiner = actors::spawn_joiner(sys, epoch);
   w.reader = actors::spawn_reader(sys, epoch);
   for (std::uint32_t i = 0; i < resources->config.tokenizer.workers; ++i)
-    w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch));
+    w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch, i));
   for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
-    w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch));
+    w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch, i));
   // Every handle is in place before any actor starts.
   for (const auto& worker : w.tokenizers) caf::anon_send(worker, actors::start_atom::value);
   for (const auto& worker : w.image_decoders) caf::anon_send(worker, actors::start_atom::value);
@@ -86,9 +86,17 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
 
 void Pipeline::Impl::end_current_epoch() {
   if (!epoch) return;
-  // Whoever still waits on this epoch (the emitter on a full queue) is released.
+  // Whoever still waits on this epoch is released: the emitter on a full queue and, in an
+  // unfinished epoch, the coordinator in the round collective (the other ranks see the abort).
   queue->close();
+  if (!epoch_finished)
+    collective->abort("rank " + std::to_string(dist.rank) + " stopped epoch " +
+                      std::to_string(epoch->epoch()) + " before its end");
   epoch->stop_actors();
+  // Until they are gone, the old epoch's actors could still use the collective (which a restart
+  // replaces), count into the stats and write to the ledger after the next epoch began.
+  caf::scoped_actor waiter{*system};
+  waiter->wait_for(epoch->wiring().all());
   epoch.reset();
 }
 
@@ -116,7 +124,10 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
       throw std::logic_error("epoch " + std::to_string(impl_->epoch->epoch()) +
                              " is unfinished; with several ranks every rank must finish it, or "
                              "the run must be aborted");
+    // end_current_epoch() aborted the unfinished epoch's collective, and an aborted group stays
+    // aborted: a rank alone starts over in a group of its own.
     impl_->end_current_epoch();
+    impl_->dist.inproc_group = InprocGroup::create(1);
     impl_->collective = impl_->dist.make_collective();
   }
   impl_->end_current_epoch();

@@ -1,10 +1,12 @@
 #include "pipeline_messages.hpp"
+#include "worker_jitter.hpp"
 #include "workers.hpp"
 
 namespace odbatch::actors {
 
 struct TokenizerWorkerState {
   EpochContextPtr context;
+  WorkerJitter jitter;
 };
 
 namespace {
@@ -35,9 +37,11 @@ TextDone tokenize(const EpochContext& context, const TextTask& task) {
 }  // namespace
 
 caf::behavior tokenizer_worker_behavior(caf::stateful_actor<TokenizerWorkerState>* self,
-                                        EpochContextPtr context) {
+                                        EpochContextPtr context, std::uint32_t worker) {
   report_exceptions_to(self, context, "tokenizer worker");
   self->state.context = context;
+  self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
+                                    context->config().batching.seed, worker);
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)
@@ -50,14 +54,16 @@ caf::behavior tokenizer_worker_behavior(caf::stateful_actor<TokenizerWorkerState
           StageTimer timer(epoch.stats().tokenizer);
           done = std::make_shared<const TextDone>(tokenize(epoch, *task));
         }
+        self->state.jitter.delay();
         self->send(epoch.wiring().joiner, done);
         self->send(epoch.wiring().reader, text_demand_atom::value);
       },
   };
 }
 
-caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context) {
-  return system.spawn(tokenizer_worker_behavior, std::move(context));
+caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context,
+                                  std::uint32_t worker) {
+  return system.spawn(tokenizer_worker_behavior, std::move(context), worker);
 }
 
 }  // namespace odbatch::actors

@@ -1,7 +1,8 @@
 """Builds DEST/dirty: dirty.jsonl mixes good records with at least one line of every defect a
 loader must reject; images/ holds what they reference (including a truncated JPEG, a PNG named
 .jpg and two pixel bombs); EXPECTED.json gives every 1-based line's verdict: good, bad with a
-reason category, or ignored (a blank line holds no record).
+reason category, or ignored (a blank line holds no record). The categories are the names the
+odbatch pipeline reports (its record, tokenizer and image reasons).
 
 Usage: build_dirty.py SFT_DIR IMAGES_DIR EXTRACT_DIR OUT_DIR
 """
@@ -24,8 +25,12 @@ GOOD_SHAREGPT_IMAGE = 14
 GOOD_OPENAI = 20
 BLANK_LINES = {3: b"", 20: b"  \t"}  # line number -> content: empty and whitespace-only
 # Other reasons a correct loader may fairly give: a strict JSON parser rejects invalid UTF-8 as
-# malformed JSON, and a loader confined to its images directory may not find an escaping path.
-ALSO_ACCEPTED = {"invalid_utf8": ["malformed_json"], "bad_image_path": ["missing_image"]}
+# malformed JSON, and an escaping path may be refused by the image reader (bad_path) or not be
+# found by a loader confined to its images directory (missing_file).
+ALSO_ACCEPTED = {
+    "invalid_utf8": ["malformed_json"],
+    "bad_image_path": ["bad_path", "missing_file"],
+}
 PIXEL_BOMB_SOURCES = {
     "bombs/pixel_bomb_sof0.jpg": "dlib/johns/John_Simm/000288_00470387.jpg",  # baseline
     "bombs/pixel_bomb_sof2.jpg": "dlib/faces/Tom_Cruise_avp_2014_4.jpg",  # progressive
@@ -36,8 +41,10 @@ PLACEHOLDER_IMAGES = ("skimage/rocket.jpg", "sklearn/china.jpg")
 
 @dataclass(frozen=True)
 class Defect:
+    """A questionable line; `reason` None marks an edge case a loader must accept."""
+
     line: bytes
-    reason: str
+    reason: str | None
     detail: str
 
 
@@ -118,13 +125,13 @@ def _defects(long_answer: str) -> list[Defect]:
                b'{"from": "gpt", "value": "Oui."}]}',
                "invalid_utf8", "a Latin-1 byte 0xE9 inside a string"),
         Defect(_sharegpt("dirty-missing-image", [ask, answer], image="dlib/faces/absent.jpg"),
-               "missing_image", "dlib/faces/absent.jpg does not exist"),
+               "missing_file", "dlib/faces/absent.jpg does not exist"),
         Defect(_sharegpt("dirty-escaping-path", [ask, answer], image="../../README.md"),
                "bad_image_path", "the path leaves the images directory"),
         Defect(_sharegpt("dirty-truncated-jpeg", [ask, answer], image="skimage/truncated.jpg"),
-               "corrupt_image", "scikit-image's truncated.jpg: 400 bytes, cut in a Huffman table"),
+               "corrupt", "scikit-image's truncated.jpg: 400 bytes, cut in a Huffman table"),
         Defect(_sharegpt("dirty-png-as-jpeg", [ask, answer], image="bombs/camera_png_named.jpg"),
-               "corrupt_image", "a PNG file named .jpg"),
+               "unsupported", "a PNG file named .jpg"),
         Defect(_sharegpt("dirty-pixel-bomb-baseline", [ask, answer],
                          image="bombs/pixel_bomb_sof0.jpg"),
                "pixel_bomb", f"baseline (SOF0) {bomb}; the data is 150x150"),
@@ -139,7 +146,8 @@ def _defects(long_answer: str) -> list[Defect]:
         Defect(_sharegpt("dirty-no-placeholder",
                          [("human", "What does this photo show?"), ("gpt", "A rocket.")],
                          image=PLACEHOLDER_IMAGES[0]),
-               "placeholder_mismatch", "an image but no <image> placeholder"),
+               None, "an image but no <image> placeholder: it goes before the first user "
+               "message (LLaVA's convention)"),
         Defect(_sharegpt("dirty-one-placeholder-two-images",
                          [("human", "<image>\nWhich of these two images is wider?"),
                           ("gpt", "The first.")],
@@ -186,7 +194,12 @@ def _interleave(good: list[dict], defects: list[Defect]) -> tuple[list[bytes], l
         if defects_left and (number % 3 == 2 or not good_left):
             defect = defects_left.pop()
             lines.append(defect.line)
-            entry.update(status="bad", reason=defect.reason, detail=defect.detail)
+            if defect.reason is None:
+                record = json.loads(defect.line)
+                entry.update(status="good", style="sharegpt", images=_image_paths(record),
+                             id=record["id"], note=defect.detail)
+            else:
+                entry.update(status="bad", reason=defect.reason, detail=defect.detail)
             if defect.reason in ALSO_ACCEPTED:
                 entry["also_accepted"] = ALSO_ACCEPTED[defect.reason]
         else:

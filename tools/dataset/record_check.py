@@ -1,15 +1,15 @@
 """A reference check of one JSONL line of an SFT dataset: the verdict a loader should reach.
 
 Returns None for a usable record, "blank_line" for a line without a record, or the reason
-category of a rejection (see docs/dataset.md). Checks run in a fixed order, so a record with a
-single defect gets that defect's category.
+category of a rejection, named as the odbatch pipeline names it (see docs/dataset.md). Checks run
+in a fixed order, so a record with a single defect gets that defect's category.
 """
 
 import json
 from pathlib import Path, PurePosixPath
 
 from conversation import IMAGE_PLACEHOLDER
-from jpeg_header import JpegError, parse_jpeg_header
+from jpeg_header import SOI, JpegError, parse_jpeg_header
 
 MAX_PIXELS = 100_000_000  # far above the largest real photo here (5312x2988)
 MAX_CHARACTERS = 100_000  # far above the longest real sample here (about 9,000)
@@ -30,11 +30,14 @@ def _image_verdict(path: object, images_dir: Path) -> str | None:
         return "bad_image_path"
     file = images_dir / relative
     if not file.is_file():
-        return "missing_image"
+        return "missing_file"
+    data = file.read_bytes()
+    if not data.startswith(SOI):
+        return "unsupported"  # another format, e.g. a PNG named .jpg
     try:
-        header = parse_jpeg_header(file.read_bytes(), str(file))
+        header = parse_jpeg_header(data, str(file))
     except JpegError:
-        return "corrupt_image"
+        return "corrupt"
     if header.width * header.height > MAX_PIXELS:
         return "pixel_bomb"
     return None
@@ -76,7 +79,8 @@ def check_line(line: bytes, images_dir: Path) -> str | None:
     if not isinstance(images, list):
         return "wrong_type"
     placeholders = sum(turn[text_key].count(IMAGE_PLACEHOLDER) for turn in turns)
-    if placeholders != len(images):
+    # Without any placeholder, the images go before the first user message (LLaVA's convention).
+    if placeholders and placeholders != len(images):
         return "placeholder_mismatch"
     for path in images:
         verdict = _image_verdict(path, images_dir)

@@ -58,6 +58,10 @@ struct FlowConfig {
   std::uint32_t scheduler_threads = 0;
   // Deadline for a round's proposal exchange once this rank is ready.
   std::chrono::milliseconds round_timeout{600'000};
+  // Fault injection for determinism and stress tests: every tokenizer and image-decoder task is
+  // delayed by a pseudo-random 0..worker_jitter_us microseconds (seeded by batching.seed, the
+  // worker and the task), so parts reach the joiner in a different order. 0: no delay.
+  std::uint32_t worker_jitter_us = 0;
 };
 
 struct PipelineConfig {

@@ -1,0 +1,99 @@
+#pragma once
+// What the pipeline tests share: the real dataset under data/ (tools/prepare-data.sh), subsets
+// of it written to a temporary directory, a small pipeline configuration, draining an epoch,
+// digests of batches, the ledger file, and the checks every batch must pass.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "odbatch/actors/pipeline.hpp"
+#include "odbatch/core/ledger.hpp"
+
+namespace odbatch::test {
+
+// The dataset directory; fails the calling test, naming the missing file and how to build it,
+// unless the SFT file, the dirty set and the tokenizer model are there.
+std::filesystem::path require_dataset();
+
+// A fresh directory under the system's temporary directory, removed with its contents.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// One line of data/sft/mixed.jsonl and the number of images it references.
+struct SftRecord {
+  std::string line;
+  std::size_t images = 0;
+  bool wallpaper = false;  // references one of the multi-megapixel wallpapers (slow to decode)
+};
+
+// Every record of data/sft/mixed.jsonl, in file order (read once per process).
+const std::vector<SftRecord>& sft_records();
+
+// The first `count` records of mixed.jsonl with no image (and lines of at least `min_bytes`), or
+// with at least one image (wallpapers left out unless `wallpapers`), in file order.
+std::vector<SftRecord> text_records(std::size_t count, std::size_t min_bytes = 0);
+std::vector<SftRecord> image_records(std::size_t count, bool wallpapers);
+
+// Writes the records' lines as a JSONL file.
+void write_jsonl(const std::filesystem::path& file, const std::vector<SftRecord>& records);
+
+// A pipeline over `files` with data/images as image root, the dataset's tokenizer, small images
+// (at most 256 visual tokens), a 4096-token budget and a window of 64: small enough for tests.
+PipelineConfig small_config(const std::vector<std::filesystem::path>& files);
+
+// Runs the current epoch to its end.
+std::vector<std::shared_ptr<const Batch>> drain(Pipeline& pipeline);
+
+// A digest of everything the trainer sees in a batch: ids, labels, layout, pixels and metadata.
+std::uint64_t batch_digest(const Batch& batch);
+std::vector<std::uint64_t> batch_digests(const std::vector<std::shared_ptr<const Batch>>& batches);
+
+// The lines of a ledger file (see LedgerWriter) for one epoch.
+struct LedgerContents {
+  std::vector<std::vector<SampleId>> steps;  // sample ids per step, in step order
+  std::vector<Rejection> rejected;
+  std::optional<std::uint64_t> end_steps;  // from the epoch's end line
+};
+LedgerContents read_ledger(const std::filesystem::path& file, std::uint64_t epoch);
+
+// The ids of the tokenizer's vision tokens, looked up in the model.
+struct VisionTokens {
+  std::int32_t start = 0;
+  std::int32_t end = 0;
+  std::int32_t pad = 0;  // one per visual token
+};
+VisionTokens vision_tokens(const PipelineConfig& config);
+
+// What check_batch compares a batch with.
+struct BatchExpectations {
+  const PipelineConfig* config = nullptr;
+  VisionTokens vision;
+  std::uint32_t world_size = 1;
+  std::map<SampleId, std::size_t> images_per_sample;  // every sample that may be emitted
+  // Which source file each id comes from: ids below file_starts[i + 1] are in file i.
+  std::vector<SampleId> file_starts;
+};
+
+// CHECKs one batch: its layout (padded rows and mask, or cu_seqlens and position_ids), budget,
+// labels, images (pixels, grids and image tokens), step info and loss scale. Returns the step
+// as the audit sees it: every row's cost.
+EmittedStep check_batch(const Batch& batch, const BatchExpectations& expect);
+
+// The steps of a whole epoch, checked batch by batch; their numbers must count up from 0.
+RankLedger check_epoch(const std::vector<std::shared_ptr<const Batch>>& batches,
+                       const BatchExpectations& expect);
+
+}  // namespace odbatch::test
