@@ -1,77 +1,23 @@
 // End-to-end tests of `odbatch audit`: the binary is run on ledgers written by hand (each breaking
 // one guarantee) and on the ledger of a real pipeline run over part of the bundled dataset.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_support.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using namespace odbatch::test;
 using nlohmann::json;
 using Ids = std::vector<std::uint64_t>;
-
-// A directory of this test process's files, removed at exit.
-class Scratch {
- public:
-  Scratch()
-      : dir_(fs::temp_directory_path() / ("odbatch_audit_test_" + std::to_string(::getpid()))) {
-    fs::create_directories(dir_);
-  }
-  ~Scratch() { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& contents) const {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
-  }
-  fs::path path(const std::string& name) const { return dir_ / name; }
-
- private:
-  fs::path dir_;
-};
-
-const Scratch& scratch() {
-  static const Scratch instance;
-  return instance;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string quoted(const fs::path& path) {
-  return "'" + path.string() + "'";
-}
-
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_cli(const std::string& arguments) {
-  const fs::path out = scratch().path("stdout"), err = scratch().path("stderr");
-  const std::string command =
-      quoted(ODBATCH_CLI_PATH) + " " + arguments + " >" + quoted(out) + " 2>" + quoted(err);
-  const int raw = std::system(command.c_str());
-  CliRun run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.out = read_file(out);
-  run.err = read_file(err);
-  return run;
-}
 
 // Ledger lines as runtime's LedgerWriter writes them. The hand-written ledgers keep file order
 // (shuffle = false) with a contiguous split, so rank r of W over N records holds the ids
@@ -122,7 +68,7 @@ std::string clean_rank1() {
 CliRun audit(const std::string& rank0, const std::string& rank1, const std::string& options = "") {
   const auto a = scratch().write("r0.jsonl", rank0);
   const auto b = scratch().write("r1.jsonl", rank1);
-  return run_cli("audit " + options + " " + quoted(a) + " " + quoted(b));
+  return run_cli("audit " + options + " " + shell_quoted(a) + " " + shell_quoted(b));
 }
 
 // A failed audit: status 1, and the summary names the problem's kind and `detail`.
@@ -145,7 +91,7 @@ void check_malformed(const CliRun& run, const std::string& expected) {
 
 TEST_CASE("audit passes clean ledgers and reports their counts") {
   const auto report = scratch().path("clean.json");
-  const auto run = audit(clean_rank0(), clean_rank1(), "--json " + quoted(report));
+  const auto run = audit(clean_rank0(), clean_rank1(), "--json " + shell_quoted(report));
   CHECK_MESSAGE(run.status == 0, run.out, run.err);
   CHECK(run.err.empty());
   CHECK(run.out.find("audit passed") != std::string::npos);
@@ -203,7 +149,7 @@ TEST_CASE("audit names the ranks whose ledgers are missing") {
   const auto report = scratch().path("missing.json");
   const auto run =
       audit(header(0, 3) + step(0, {0, 1}) + end(1),
-            header(1, 3) + step(0, {2}) + rejected(3) + end(1), "--json " + quoted(report));
+            header(1, 3) + step(0, {2}) + rejected(3) + end(1), "--json " + shell_quoted(report));
   check_problem(run, "missing_rank", "no ledger of epoch 0 for rank 2 (world size 3)");
   // Only the present ranks' ids are expected, so the missing rank does not drown the report.
   const json j = json::parse(read_file(report));
@@ -226,7 +172,7 @@ TEST_CASE("audit rejects truncated and malformed ledger lines with file:line") {
   check_malformed(audit(clean_rank0(), header(2, 2)),
                   "r1.jsonl:1: rank: expected an integer at most 1");
   check_malformed(audit("", clean_rank1()), "r0.jsonl: empty");
-  const auto run = run_cli("audit " + quoted(scratch().path("no-such-ledger.jsonl")));
+  const auto run = run_cli("audit " + shell_quoted(scratch().path("no-such-ledger.jsonl")));
   check_malformed(run, "no-such-ledger.jsonl: cannot read");
 }
 
@@ -265,13 +211,13 @@ TEST_CASE("a ledger of a real pipeline run passes the audit against its config")
   const fs::path toml = scratch().write("pipeline.toml", config);
   const fs::path ledger = scratch().path("run-ledger.jsonl");
 
-  const auto pipeline_run =
-      run_cli("run --epochs 2 --no-progress --ledger " + quoted(ledger) + " " + quoted(toml));
+  const auto pipeline_run = run_cli("run --epochs 2 --no-progress --ledger " +
+                                    shell_quoted(ledger) + " " + shell_quoted(toml));
   REQUIRE_MESSAGE(pipeline_run.status == 0, pipeline_run.err);
 
   const fs::path report = scratch().path("run-audit.json");
-  const auto run = run_cli("audit " + quoted(ledger) + " --config " + quoted(toml) + " --json " +
-                           quoted(report));
+  const auto run = run_cli("audit " + shell_quoted(ledger) + " --config " + shell_quoted(toml) +
+                           " --json " + shell_quoted(report));
   CHECK_MESSAGE(run.status == 0, run.out, run.err);
   const json j = json::parse(read_file(report));
   CHECK(j["ok"] == true);
@@ -284,7 +230,7 @@ TEST_CASE("a ledger of a real pipeline run passes the audit against its config")
   }
 
   // The example's own config names the whole dataset, not this subset.
-  const auto mismatch = run_cli("audit " + quoted(ledger) + " --config " +
-                                quoted(fs::path(ODBATCH_EXAMPLES_DIR) / "pipeline.toml"));
+  const auto mismatch = run_cli("audit " + shell_quoted(ledger) + " --config " +
+                                shell_quoted(fs::path(ODBATCH_EXAMPLES_DIR) / "pipeline.toml"));
   check_problem(mismatch, "config_mismatch", "has dataset fingerprint");
 }

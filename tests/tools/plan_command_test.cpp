@@ -1,13 +1,9 @@
 // End-to-end tests of `odbatch plan`: the binary is run as a user would run it.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -15,75 +11,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_support.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using namespace odbatch::test;
 using nlohmann::json;
 
 const std::string kExamples = ODBATCH_EXAMPLES_DIR;
 const std::string kOneRound = kExamples + "/scenarios/one_round.json";
 const std::string kUnevenShards = kExamples + "/scenarios/uneven_shards.json";
 
-// A directory of this test process's files, removed at exit.
-class Scratch {
- public:
-  Scratch()
-      : dir_(fs::temp_directory_path() / ("odbatch_tools_test_" + std::to_string(::getpid()))) {
-    fs::create_directories(dir_);
-  }
-  ~Scratch() { fs::remove_all(dir_); }
-  fs::path write(const std::string& name, const std::string& contents) const {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << contents;
-    return path;
-  }
-  fs::path path(const std::string& name) const { return dir_ / name; }
-
- private:
-  fs::path dir_;
-};
-
-const Scratch& scratch() {
-  static const Scratch instance;
-  return instance;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string quoted(const std::string& text) {
-  return "'" + text + "'";
-}
-
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-  json report() const { return json::parse(out); }
-};
-
-CliRun run_cli(const std::string& arguments) {
-  const fs::path out = scratch().path("stdout"), err = scratch().path("stderr");
-  const std::string command = quoted(ODBATCH_CLI_PATH) + " " + arguments + " >" +
-                              quoted(out.string()) + " 2>" + quoted(err.string());
-  const int raw = std::system(command.c_str());
-  CliRun run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.out = read_file(out);
-  run.err = read_file(err);
-  return run;
-}
-
 // Runs `plan` on a scenario written to a file and expects an input error: exit status 2, no
 // report, and one line on stderr containing `expected`.
 void check_input_error(const std::string& scenario, const std::string& expected,
                        const std::string& options = "") {
   const auto file = scratch().write("scenario.json", scenario);
-  const auto run = run_cli("plan " + options + " " + quoted(file.string()));
+  const auto run = run_cli("plan " + options + " " + shell_quoted(file.string()));
   CHECK(run.status == 2);
   CHECK(run.out.empty());
   CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
@@ -112,7 +57,7 @@ std::set<StepGroups> steps_across_ranks(const json& round) {
 }  // namespace
 
 TEST_CASE("plan of the bundled single round matches the hand-computed plan") {
-  const auto run = run_cli("plan " + quoted(kOneRound));
+  const auto run = run_cli("plan " + shell_quoted(kOneRound));
   REQUIRE(run.status == 0);
   CHECK(run.err.empty());
   const json report = run.report();
@@ -151,8 +96,8 @@ TEST_CASE("plan of the bundled single round matches the hand-computed plan") {
 }
 
 TEST_CASE("--policy reference changes the plan") {
-  const json balanced = run_cli("plan " + quoted(kOneRound)).report();
-  const auto run = run_cli("plan --policy reference " + quoted(kOneRound));
+  const json balanced = run_cli("plan " + shell_quoted(kOneRound)).report();
+  const auto run = run_cli("plan --policy reference " + shell_quoted(kOneRound));
   REQUIRE(run.status == 0);
   const json reference = run.report();
   CHECK(reference["config"]["policy"] == "reference");
@@ -161,7 +106,7 @@ TEST_CASE("--policy reference changes the plan") {
 }
 
 TEST_CASE("the bundled uneven-shards epoch runs to the end and passes its audit") {
-  const auto run = run_cli("plan " + quoted(kUnevenShards));
+  const auto run = run_cli("plan " + shell_quoted(kUnevenShards));
   REQUIRE(run.status == 0);
   CHECK(run.err.empty());
   const json report = run.report();
@@ -187,7 +132,7 @@ TEST_CASE("the bundled uneven-shards epoch runs to the end and passes its audit"
 }
 
 TEST_CASE("every emitted id of an epoch appears exactly once across the rounds") {
-  const json report = run_cli("plan " + quoted(kUnevenShards)).report();
+  const json report = run_cli("plan " + shell_quoted(kUnevenShards)).report();
   std::vector<std::uint64_t> ids;
   for (const auto& round : report["rounds"])
     for (const auto& rank : round["ranks"])
@@ -202,7 +147,7 @@ TEST_CASE("an epoch reports rejected samples with their reasons") {
   const auto file = scratch().write("epoch.json", R"({
     "kind": "epoch", "config": {"token_budget": 1000, "window": 4},
     "shards": [[300, 0, {"tokens": 200, "labels": 0}, 500], [{"id": 99, "tokens": 120}]]})");
-  const auto run = run_cli("plan " + quoted(file.string()));
+  const auto run = run_cli("plan " + shell_quoted(file.string()));
   REQUIRE(run.status == 0);
   const json report = run.report();
   CHECK(report["audit"]["ok"] == true);
@@ -217,7 +162,8 @@ TEST_CASE("an epoch reports rejected samples with their reasons") {
 
 TEST_CASE("--output writes the report to a file") {
   const auto output = scratch().path("report.json");
-  const auto run = run_cli("plan --output " + quoted(output.string()) + " " + quoted(kOneRound));
+  const auto run =
+      run_cli("plan --output " + shell_quoted(output.string()) + " " + shell_quoted(kOneRound));
   CHECK(run.status == 0);
   CHECK(run.out.empty());
   CHECK(json::parse(read_file(output))["rounds"][0]["steps"] == 2);
@@ -225,8 +171,8 @@ TEST_CASE("--output writes the report to a file") {
 
 TEST_CASE("--summary prints one line per round and the epoch's outcome against LB and GMT") {
   const auto output = scratch().path("summary_report.json");
-  const auto run =
-      run_cli("plan --summary --output " + quoted(output.string()) + " " + quoted(kUnevenShards));
+  const auto run = run_cli("plan --summary --output " + shell_quoted(output.string()) + " " +
+                           shell_quoted(kUnevenShards));
   REQUIRE(run.status == 0);
   const json report = json::parse(read_file(output));
   const auto rounds = report["rounds"].size();
@@ -249,13 +195,14 @@ TEST_CASE("config precedence: scenario < --config [batching] < --policy") {
   const auto toml =
       scratch().write("batching.toml", "[batching]\ntoken_budget = 2000\npolicy = \"reference\"\n");
   const json from_file =
-      run_cli("plan --config " + quoted(toml.string()) + " " + quoted(kOneRound)).report();
+      run_cli("plan --config " + shell_quoted(toml.string()) + " " + shell_quoted(kOneRound))
+          .report();
   CHECK(from_file["config"]["token_budget"] == 2000);
   CHECK(from_file["config"]["window"] == 8);  // from the scenario
   CHECK(from_file["config"]["policy"] == "reference");
-  const json flagged =
-      run_cli("plan --policy balanced --config " + quoted(toml.string()) + " " + quoted(kOneRound))
-          .report();
+  const json flagged = run_cli("plan --policy balanced --config " + shell_quoted(toml.string()) +
+                               " " + shell_quoted(kOneRound))
+                           .report();
   CHECK(flagged["config"]["token_budget"] == 2000);
   CHECK(flagged["config"]["policy"] == "balanced");
 }
@@ -288,7 +235,7 @@ TEST_CASE("a bad --config file fails naming file, line and key") {
   const auto toml = scratch().write("bad.toml", "[batching]\n\nwarmup = \"fast\"\n");
   check_input_error(R"({"kind": "epoch", "shards": [[10]]})",
                     "bad.toml:3:10: batching.warmup: expected one of none, short, linear",
-                    "--config " + quoted(toml.string()));
+                    "--config " + shell_quoted(toml.string()));
 }
 
 TEST_CASE("missing and ill-typed fields are named by their JSON path") {
@@ -328,7 +275,7 @@ TEST_CASE("an inconsistent proposal is reported naming rank and field") {
 }
 
 TEST_CASE("usage errors exit with status 2") {
-  CHECK(run_cli("plan --policy fastest " + quoted(kOneRound)).status == 2);
+  CHECK(run_cli("plan --policy fastest " + shell_quoted(kOneRound)).status == 2);
   CHECK(run_cli("plan").status == 2);
   CHECK(run_cli("").status == 2);
 }

@@ -1,0 +1,73 @@
+#pragma once
+// Running the built `odbatch` binary as a user would, for the tools' end-to-end tests: a scratch
+// directory of this test process, and the command's exit status and output.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace odbatch::test {
+
+// A directory of this test process's files, removed at exit.
+class Scratch {
+ public:
+  Scratch()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("odbatch_tools_test_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+  std::filesystem::path write(const std::string& name, const std::string& contents) const {
+    const auto path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << contents;
+    return path;
+  }
+  std::filesystem::path path(const std::string& name) const { return dir_ / name; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+inline const Scratch& scratch() {
+  static const Scratch instance;
+  return instance;
+}
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+inline std::string shell_quoted(const std::filesystem::path& path) {
+  return "'" + path.string() + "'";
+}
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+  nlohmann::json report() const { return nlohmann::json::parse(out); }
+};
+
+// Runs `odbatch ARGUMENTS`, capturing stdout and stderr.
+inline CliRun run_cli(const std::string& arguments) {
+  const auto out = scratch().path("stdout"), err = scratch().path("stderr");
+  const std::string command = shell_quoted(ODBATCH_CLI_PATH) + " " + arguments + " >" +
+                              shell_quoted(out) + " 2>" + shell_quoted(err);
+  const int raw = std::system(command.c_str());
+  CliRun run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.out = read_file(out);
+  run.err = read_file(err);
+  return run;
+}
+
+}  // namespace odbatch::test
