@@ -15,6 +15,7 @@ struct AlignerState {
   bool exhausted = false;
   bool awaiting_plan = false;
   bool previous_round_emitted = true;
+  bool primed = false;  // the joiner's lookahead was ready once (gates the first round only)
   bool epoch_over = false;
   std::uint64_t steps = 0;
   std::uint64_t global_samples = 0;
@@ -78,7 +79,8 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
 
 void try_propose(caf::stateful_actor<AlignerState>* self) {
   auto& s = self->state;
-  if (s.epoch_over || s.awaiting_plan || s.closed_round != s.round || !s.previous_round_emitted)
+  if (s.epoch_over || s.awaiting_plan || s.closed_round != s.round || !s.previous_round_emitted ||
+      !s.primed)
     return;
   auto& context = *s.context;
   auto proposal = std::make_shared<Proposal>();
@@ -119,6 +121,10 @@ caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochCon
         // The next round may close while this one is still being planned; it waits its turn.
         self->state.closed_round = round;
         self->state.exhausted = exhausted;
+        try_propose(self);
+      },
+      [=](primed_atom) {
+        self->state.primed = true;
         try_propose(self);
       },
       [=](emitted_atom, std::uint64_t) {

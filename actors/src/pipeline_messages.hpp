@@ -89,6 +89,7 @@ using want_atom = caf::atom_constant<caf::atom("want")>;
 using admit_atom = caf::atom_constant<caf::atom("admit")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using open_atom = caf::atom_constant<caf::atom("open")>;
+using primed_atom = caf::atom_constant<caf::atom("primed")>;
 using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using round_end_atom = caf::atom_constant<caf::atom("roundend")>;
 using emitted_atom = caf::atom_constant<caf::atom("emitted")>;

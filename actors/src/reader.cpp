@@ -117,7 +117,8 @@ void keep_reading(caf::stateful_actor<ReaderState>* self) {
 caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochContextPtr context) {
   report_exceptions_to(self, context, "reader");
   self->state.context = context;
-  self->state.credits = context->config().flow.reader_capacity;
+  self->state.credits =
+      context->config().flow.reader_capacity + effective_lookahead(context->config());
   self->state.header_reader = JpegDecoder(context->config().images.decoder_limits);
   return {
       [=](read_atom) {

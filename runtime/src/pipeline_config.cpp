@@ -19,6 +19,10 @@ std::string_view to_string(BadRecordPolicy policy) {
   return policy == BadRecordPolicy::skip ? "skip" : "fail";
 }
 
+std::uint32_t effective_lookahead(const PipelineConfig& config) {
+  return config.flow.lookahead.value_or(config.batching.window / 2);
+}
+
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {
   TokenizerOptions options = config.tokenizer.options;
   options.max_seq_len = config.batching.max_seq_len;

@@ -164,6 +164,10 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
   tables["pipeline"] = {
       {"reader_capacity",
        [](const toml::node& n, PipelineConfig& c) { c.flow.reader_capacity = integer32(n, 1); }},
+      {"lookahead",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.lookahead = static_cast<std::uint32_t>(integer(n, 0, std::uint64_t{1} << 24));
+       }},
       {"prefetch",
        [](const toml::node& n, PipelineConfig& c) { c.flow.prefetch = integer32(n, 1); }},
       {"layout",

@@ -40,6 +40,7 @@ TEST_CASE("a minimal pipeline file takes the defaults and resolves paths against
   CHECK(c.tokenizer.model == "/base/spm.model");
   CHECK(c.tokenizer.workers == 2);
   CHECK(c.flow.layout == BatchLayout::padded);
+  CHECK(!c.flow.lookahead.has_value());
   CHECK(c.batching == BatchingConfig{});
 }
 
@@ -55,6 +56,8 @@ window = 512
 layout = "packed"
 prefetch = 7
 pad_id = 2
+reader_capacity = 9
+lookahead = 0
 )");
   CHECK(c.images.workers == 3);
   CHECK(c.images.geometry.max_pixels == 200704);
@@ -63,6 +66,9 @@ pad_id = 2
   CHECK(c.flow.layout == BatchLayout::packed);
   CHECK(c.flow.prefetch == 7);
   CHECK(c.flow.pad_id == 2);
+  CHECK(c.flow.reader_capacity == 9);
+  CHECK(c.flow.lookahead == 0u);
+  CHECK(effective_lookahead(c) == 0);
 }
 
 TEST_CASE("the tokenizer takes its length and label policies from the batching table") {
@@ -98,4 +104,5 @@ TEST_CASE("the bundled example loads") {
   const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
   CHECK(c.source.files.size() == 1);
   CHECK(c.batching.window == 4096);
+  CHECK(effective_lookahead(c) == 2048);
 }

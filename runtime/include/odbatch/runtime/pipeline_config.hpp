@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,12 @@ struct ImageStageConfig {
 };
 
 struct FlowConfig {
-  // Samples read but not yet out of the joiner (the reader's credits): bounds preprocessing memory.
+  // Samples the reader may have handed to the worker pools beyond the lookahead: keeps the
+  // workers busy while the joiner waits for a slow sample.
   std::uint32_t reader_capacity = 256;
+  // Samples preprocessed ahead of the round being admitted, waiting in the joiner; the first
+  // round's proposal waits until they are ready. Unset: half the window (effective_lookahead).
+  std::optional<std::uint32_t> lookahead;
   std::uint32_t prefetch = 4;  // batches waiting for the trainer
   BatchLayout layout = BatchLayout::padded;
   // Fills padded positions (masked out) and is the dummy token of IDLE batches.
@@ -83,5 +88,8 @@ void validate(const PipelineConfig& config);
 
 // The tokenizer options with the batching config's length and label policies applied.
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
+
+// `flow.lookahead`, or half the window when unset.
+std::uint32_t effective_lookahead(const PipelineConfig& config);
 
 }  // namespace odbatch
