@@ -40,6 +40,7 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
       info.step = s.steps + step;
       info.round = plan.round;
       info.idle = group.idle();
+      info.over_budget = group.over_budget;
       info.loss_scale = mine.loss_scale[step];
       info.samples = group.count;
       info.tokens = group.sum_tokens;

@@ -4,6 +4,7 @@
 // scale) is consistent, in the padded and in the packed layout.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "odbatch/core/ledger.hpp"
@@ -17,7 +18,9 @@ using test::BatchExpectations;
 constexpr std::size_t kTextRecords = 200;
 constexpr std::size_t kImageRecords = 40;
 
-void run_epoch_and_check(BatchLayout layout, BudgetMode budget_mode) {
+// Returns the number of batches flagged over budget.
+std::size_t run_epoch_and_check(BatchLayout layout, BudgetMode budget_mode,
+                                std::uint32_t token_budget = 4096) {
   test::require_dataset();
   const test::TempDir dir;
   const auto text_file = dir.path() / "text.jsonl";
@@ -30,6 +33,7 @@ void run_epoch_and_check(BatchLayout layout, BudgetMode budget_mode) {
   auto config = test::small_config({text_file, image_file});
   config.flow.layout = layout;
   config.batching.budget_mode = budget_mode;
+  config.batching.token_budget = token_budget;
   config.images.workers = 2;
   const auto ledger_file = dir.path() / "ledger.jsonl";
   Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
@@ -88,6 +92,8 @@ void run_epoch_and_check(BatchLayout layout, BudgetMode budget_mode) {
   MESSAGE(to_string(layout) << ": " << report.summary() << "; " << image_samples
                             << " samples with images; padding efficiency "
                             << stats.padding_efficiency());
+  return static_cast<std::size_t>(std::count_if(
+      batches.begin(), batches.end(), [](const auto& b) { return b->step_info().over_budget; }));
 }
 
 TEST_CASE("an epoch of real text and image records in padded batches: all accounted for") {
@@ -96,6 +102,11 @@ TEST_CASE("an epoch of real text and image records in padded batches: all accoun
 
 TEST_CASE("an epoch of real text and image records in packed batches: all accounted for") {
   run_epoch_and_check(BatchLayout::packed, BudgetMode::packed);
+}
+
+TEST_CASE("samples over a small token budget run alone, flagged over budget") {
+  // check_batch compares every batch's flag with its rows; some real records exceed 256 tokens.
+  CHECK(run_epoch_and_check(BatchLayout::padded, BudgetMode::padded, 256) > 0);
 }
 
 }  // namespace

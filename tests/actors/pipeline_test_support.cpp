@@ -376,8 +376,12 @@ EmittedStep check_batch(const Batch& batch, const BatchExpectations& expect) {
   const auto& batching = config.batching;
   const std::uint64_t used =
       batching.budget_mode == BudgetMode::padded ? longest * rows.size() : sum_tokens;
-  step.over_budget = used > batching.token_budget;
+  std::uint64_t patches = 0;
+  for (const auto& sample : step.samples) patches += sample.patches;
+  step.over_budget = used > batching.token_budget ||
+                     (batching.patch_budget > 0 && patches > batching.patch_budget);
   if (step.over_budget) CHECK(rows.size() == 1);  // only a lone sample may exceed the budget
+  CHECK(info.over_budget == step.over_budget);
   if (batch.layout() == BatchLayout::padded && batching.budget_mode == BudgetMode::padded)
     CHECK((std::uint64_t{batch.rows()} * batch.seq_len() <= batching.token_budget ||
            batch.rows() == 1));

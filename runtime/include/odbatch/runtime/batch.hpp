@@ -18,9 +18,12 @@ std::string_view to_string(BatchLayout layout);
 
 struct StepInfo {
   std::uint64_t epoch = 0;
-  std::uint64_t step = 0;     // step within the epoch: equal on every rank
-  std::uint64_t round = 0;    // alignment round that planned it
-  bool idle = false;          // a dummy step: run it with loss_scale 0
+  std::uint64_t step = 0;   // step within the epoch: equal on every rank
+  std::uint64_t round = 0;  // alignment round that planned it
+  bool idle = false;        // a dummy step: run it with loss_scale 0
+  // One sample over the token or patch budget on its own (batching.over_budget = "singleton"):
+  // the step may need more memory than the budget promises.
+  bool over_budget = false;
   double loss_scale = 0.0;    // multiply the rank's mean loss by this before backward
   std::uint32_t samples = 0;  // this rank's samples in the step
   std::uint64_t tokens = 0;   // this rank's tokens in the step
