@@ -37,8 +37,9 @@ struct StatsSnapshot {
   std::uint64_t tokens = 0;         // real tokens emitted
   std::uint64_t padded_tokens = 0;  // padded layout: rows * longest row, summed over batches
   std::uint64_t labels = 0;
-  double seconds_to_first_batch = 0.0;  // from start_epoch; 0 before the first batch
-  double trainer_wait_seconds = 0.0;    // time next_batch() blocked on an empty queue
+  // The first epoch's, from start_epoch to its first batch; 0 before it (counters are cumulative).
+  double seconds_to_first_batch = 0.0;
+  double trainer_wait_seconds = 0.0;  // time next_batch() blocked on an empty queue
   StageSnapshot reader, tokenizer, image_decoder, joiner, packer, aligner, coordinator, emitter;
 
   double padding_efficiency() const {

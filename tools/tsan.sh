@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds the concurrency tests (ctest label tsan) with ThreadSanitizer and runs them, against a
+# CAF built with TSan too (tools/build-caf-tsan.sh, built once and kept in BUILD_DIR/caf-tsan).
+# Usage: tools/tsan.sh [BUILD_DIR]     (BUILD_DIR defaults to <repo>/build-tsan)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${1:-"$root/build-tsan"}
+caf=$build_dir/caf-tsan
+jobs=2   # CI machines have 2 cores; builds also run under nice
+# The test targets whose tests carry the label tsan (tests/actors/CMakeLists.txt).
+targets=(odbatch_actors_concurrency_tests)
+
+"$root/tools/install-deps.sh"
+"$root/tools/build-caf-tsan.sh" "$caf"
+mkdir -p "$build_dir"
+caf=$(cd "$caf" && pwd)
+# The -U make FindCAF search again, so CMAKE_PREFIX_PATH wins even in a build dir configured
+# before against Debian's (uninstrumented) libcaf.
+cmake -S "$root" -B "$build_dir" -G Ninja -DODBATCH_WERROR=ON -DODBATCH_WITH_CUDA=OFF \
+  -DODBATCH_SANITIZE=thread -DCMAKE_PREFIX_PATH="$caf" \
+  -UCAF_INCLUDE_DIR -UCAF_CORE_LIBRARY -UCAF_IO_LIBRARY
+for var in CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY; do
+  value=$(sed -n "s/^$var:[A-Z]*=//p" "$build_dir/CMakeCache.txt")
+  case "$value" in
+    "$caf"/*) ;;
+    *) echo "tsan: $var is '$value', not in $caf" >&2; exit 1 ;;
+  esac
+done
+nice -n 10 cmake --build "$build_dir" --parallel "$jobs" --target "${targets[@]}"
+# The pipeline tests read the real dataset.
+"$root/tools/prepare-data.sh"
+
+# Same soname as Debian's libcaf: check that the tests load the instrumented one (build RPATH).
+mapfile -t binaries < <(ctest --test-dir "$build_dir" -N -V -L tsan |
+  sed -n 's/^.*Test command: \([^ ]*\).*$/\1/p' | sort -u)
+[ ${#binaries[@]} -gt 0 ] || { echo "tsan: no test labelled tsan in $build_dir" >&2; exit 1; }
+for binary in "${binaries[@]}"; do
+  ldd "$binary" | grep -q "^[[:space:]]*libcaf_core\.so.* => $caf/lib/" ||
+    { echo "tsan: $binary does not load libcaf_core from $caf/lib" >&2; exit 1; }
+  if ldd "$binary" | grep '^[[:space:]]*libcaf_' | grep -v " => $caf/lib/"; then
+    echo "tsan: $binary loads a CAF library from outside $caf/lib" >&2
+    exit 1
+  fi
+done
+
+# halt_on_error: a test with a report fails at once, with the report in its output.
+export TSAN_OPTIONS="suppressions=$root/tests/tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}"
+ctest --test-dir "$build_dir" -L tsan --output-on-failure --no-tests=error --timeout 900
