@@ -20,7 +20,7 @@ std::string_view to_string(BadRecordPolicy policy) {
 }
 
 std::uint32_t effective_lookahead(const PipelineConfig& config) {
-  return config.flow.lookahead.value_or(config.batching.window / 2);
+  return config.flow.lookahead.value_or(config.batching.window);
 }
 
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {

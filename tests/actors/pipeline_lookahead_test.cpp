@@ -54,9 +54,9 @@ TEST_CASE("the first batch waits for the lookahead, and the batches do not depen
   CHECK(all.digests == none.digests);
 }
 
-TEST_CASE("the lookahead defaults to half the window") {
+TEST_CASE("the lookahead defaults to the window") {
   auto config = test::small_config({"unused.jsonl"});
-  CHECK(effective_lookahead(config) == config.batching.window / 2);
+  CHECK(effective_lookahead(config) == config.batching.window);
   config.flow.lookahead = 7;
   CHECK(effective_lookahead(config) == 7);
 }

@@ -104,5 +104,5 @@ TEST_CASE("the bundled example loads") {
   const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
   CHECK(c.source.files.size() == 1);
   CHECK(c.batching.window == 4096);
-  CHECK(effective_lookahead(c) == 2048);
+  CHECK(effective_lookahead(c) == 4096);
 }

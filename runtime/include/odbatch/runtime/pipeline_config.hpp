@@ -53,7 +53,7 @@ struct FlowConfig {
   // workers busy while the joiner waits for a slow sample.
   std::uint32_t reader_capacity = 256;
   // Samples preprocessed ahead of the round being admitted, waiting in the joiner; the first
-  // round's proposal waits until they are ready. Unset: half the window (effective_lookahead).
+  // round's proposal waits until they are ready. Unset: the window (effective_lookahead).
   std::optional<std::uint32_t> lookahead;
   std::uint32_t prefetch = 4;  // batches waiting for the trainer
   BatchLayout layout = BatchLayout::padded;
@@ -89,7 +89,7 @@ void validate(const PipelineConfig& config);
 // The tokenizer options with the batching config's length and label policies applied.
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
 
-// `flow.lookahead`, or half the window when unset.
+// `flow.lookahead`, or the window when unset.
 std::uint32_t effective_lookahead(const PipelineConfig& config);
 
 }  // namespace odbatch
