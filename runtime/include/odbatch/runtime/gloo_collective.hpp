@@ -1,0 +1,50 @@
+#pragma once
+// The Gloo backend of the round protocol's collective, for ranks in separate processes or on
+// separate machines: a full mesh of Gloo TCP pairs, built once through a rendezvous store, on the
+// loader's own context (never the trainer's). Each allgather is one exchange in which every rank
+// sends its blob straight to every other rank: a size first, then the bytes. Waits are bounded by
+// the call's deadline, a peer that dies breaks its pair at once, and abort() from any thread wakes
+// a rank blocked in the exchange.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "odbatch/runtime/collective.hpp"
+
+namespace gloo::rendezvous {
+class Store;
+}
+
+namespace odbatch {
+
+struct GlooOptions {
+  // The address this rank listens on for its peers (they connect to it): a host name or IP of
+  // this machine that the other ranks can reach.
+  std::string hostname = "127.0.0.1";
+  // How long building the mesh may take: every rank must have joined within it.
+  std::chrono::milliseconds connect_timeout{60'000};
+};
+
+class GlooCollective final : public Collective {
+ public:
+  // Joins the mesh of `world_size` ranks through `store` (keys are the ranks' numbers, so give
+  // each group a store or a prefix of its own). Throws CollectiveError when the mesh cannot be
+  // built in time, naming this rank and the cause.
+  GlooCollective(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
+                 const GlooOptions& options);
+  ~GlooCollective() override;
+  GlooCollective(const GlooCollective&) = delete;
+  GlooCollective& operator=(const GlooCollective&) = delete;
+
+  std::uint32_t rank() const override;
+  std::uint32_t world_size() const override;
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                Clock::time_point deadline) override;
+  void abort(const std::string& reason) override;
+
+ private:
+  class Mesh;
+  std::unique_ptr<Mesh> mesh_;
+};
+
+}  // namespace odbatch

@@ -1,0 +1,213 @@
+#include "odbatch/runtime/gloo_collective.hpp"
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+
+namespace odbatch {
+namespace {
+
+using gloo::transport::UnboundBuffer;
+
+constexpr std::uint8_t kSizeSlot = 1;
+constexpr std::uint8_t kBlobSlot = 2;
+// A peer announcing more than this is not speaking our protocol; refuse before allocating.
+constexpr std::uint64_t kMaxBlobBytes = std::uint64_t{1} << 31;
+
+std::chrono::milliseconds remaining(Collective::Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Collective::Clock::now());
+  // Gloo reads a zero timeout as "the context's default", so a passed deadline waits 1 ms.
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+std::string rank_list(const std::vector<std::uint32_t>& ranks) {
+  std::string out;
+  for (auto r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
+class GlooCollective::Mesh {
+ public:
+  Mesh(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
+       const GlooOptions& options)
+      : rank_(rank), world_(world_size) {
+    if (world_size == 0 || rank >= world_size)
+      throw CollectiveError("rank " + std::to_string(rank) + " is not in a group of " +
+                            std::to_string(world_size));
+    if (world_size == 1) return;
+    try {
+      gloo::transport::tcp::attr attr(options.hostname.c_str());
+      auto device = gloo::transport::tcp::CreateDevice(attr);
+      context_ = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
+                                                             static_cast<int>(world_size));
+      context_->setTimeout(options.connect_timeout);
+      context_->connectFullMesh(store, device);
+    } catch (const std::exception& e) {
+      throw CollectiveError("rank " + std::to_string(rank) + ": cannot join the Gloo mesh of " +
+                            std::to_string(world_size) + " ranks at " + options.hostname + ": " +
+                            e.what());
+    }
+  }
+
+  std::uint32_t rank() const { return rank_; }
+  std::uint32_t world_size() const { return world_; }
+
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                Clock::time_point deadline) {
+    std::vector<std::vector<std::byte>> all(world_);
+    all[rank_].assign(mine.begin(), mine.end());
+    throw_if_unusable();
+    if (world_ == 1) return all;
+    const std::uint32_t tag = calls_++;
+    try {
+      std::uint64_t my_size = mine.size();
+      std::vector<std::uint64_t> sizes(world_, 0);
+      exchange(
+          &my_size, sizeof my_size, [&](std::uint32_t peer) { return &sizes[peer]; },
+          [](std::uint32_t) { return sizeof(std::uint64_t); }, gloo::Slot::build(kSizeSlot, tag),
+          deadline, "sizes");
+      for (std::uint32_t peer = 0; peer < world_; ++peer) {
+        if (peer == rank_) continue;
+        if (sizes[peer] > kMaxBlobBytes)
+          throw CollectiveError("rank " + std::to_string(peer) + " announced a blob of " +
+                                std::to_string(sizes[peer]) + " bytes");
+        all[peer].resize(sizes[peer]);
+      }
+      exchange(
+          const_cast<std::byte*>(mine.data()), mine.size(),
+          [&](std::uint32_t peer) { return all[peer].data(); },
+          [&](std::uint32_t peer) { return all[peer].size(); }, gloo::Slot::build(kBlobSlot, tag),
+          deadline, "blobs");
+    } catch (const CollectiveError&) {
+      break_mesh();
+      throw;
+    }
+    return all;
+  }
+
+  void abort(const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    if (!abort_reason_) abort_reason_ = reason;
+    for (auto* buffer : in_flight_) {
+      buffer->abortWaitRecv();
+      buffer->abortWaitSend();
+    }
+    // Between exchanges nothing uses the pairs: closing them now makes every peer blocked in an
+    // exchange with us fail at once. During an exchange the exchanging thread closes them.
+    if (in_flight_.empty() && context_) context_->closeConnections();
+  }
+
+ private:
+  // Sends `size` bytes at `out` to every peer and receives each peer's bytes into buffer(peer)
+  // (buffer_size(peer) of them), all under one slot. Zero-byte messages are not sent: both sides
+  // know the sizes.
+  template <class BufferOf, class SizeOf>
+  void exchange(void* out, std::size_t size, BufferOf buffer, SizeOf buffer_size,
+                std::uint64_t slot, Clock::time_point deadline, const char* what) {
+    std::unique_ptr<UnboundBuffer> sending;
+    std::vector<std::unique_ptr<UnboundBuffer>> receiving(world_);
+    std::vector<std::uint32_t> missing;  // peers whose message has not arrived
+    struct Release {
+      Mesh& mesh;
+      ~Release() {
+        std::lock_guard lock(mesh.mutex_);
+        mesh.in_flight_.clear();
+      }
+    } release{*this};
+    try {
+      {
+        std::lock_guard lock(mutex_);
+        if (abort_reason_) throw CollectiveError("aborted: " + *abort_reason_);
+        for (std::uint32_t peer = 0; peer < world_; ++peer) {
+          if (peer == rank_ || buffer_size(peer) == 0) continue;
+          receiving[peer] = context_->createUnboundBuffer(buffer(peer), buffer_size(peer));
+          in_flight_.push_back(receiving[peer].get());
+          missing.push_back(peer);
+          receiving[peer]->recv(static_cast<int>(peer), slot);
+        }
+        if (size > 0) {
+          sending = context_->createUnboundBuffer(out, size);
+          in_flight_.push_back(sending.get());
+          for (std::uint32_t peer = 0; peer < world_; ++peer)
+            if (peer != rank_) sending->send(static_cast<int>(peer), slot);
+        }
+      }
+      for (std::uint32_t peer = 0; peer < world_; ++peer) {
+        if (!receiving[peer]) continue;
+        if (!receiving[peer]->waitRecv(nullptr, remaining(deadline))) throw_aborted();
+        missing.erase(std::find(missing.begin(), missing.end(), peer));
+      }
+      if (sending)
+        for (std::uint32_t n = 1; n < world_; ++n)
+          if (!sending->waitSend(nullptr, remaining(deadline))) throw_aborted();
+    } catch (const CollectiveError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Gloo's own errors: a timeout, or a pair broken by a peer that died or closed it.
+      const std::string peers = missing.empty() ? "the other ranks" : rank_list(missing);
+      throw CollectiveError(std::string("exchanging ") + what + ", waiting for rank" +
+                            (missing.size() == 1 ? " " : "s ") + peers + ": " + e.what());
+    }
+  }
+
+  [[noreturn]] void throw_aborted() {
+    std::lock_guard lock(mutex_);
+    throw CollectiveError("aborted: " + abort_reason_.value_or("by this rank"));
+  }
+
+  void throw_if_unusable() {
+    std::lock_guard lock(mutex_);
+    if (abort_reason_) throw CollectiveError("aborted: " + *abort_reason_);
+    if (broken_) throw CollectiveError("the group failed in an earlier exchange");
+  }
+
+  // After a failed exchange messages may be half sent: the mesh cannot be trusted any more, and
+  // closing it tells every peer at once.
+  void break_mesh() {
+    std::lock_guard lock(mutex_);
+    broken_ = true;
+    if (context_) context_->closeConnections();
+  }
+
+  std::uint32_t rank_;
+  std::uint32_t world_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::uint32_t calls_ = 0;
+  std::mutex mutex_;
+  std::vector<UnboundBuffer*> in_flight_;
+  std::optional<std::string> abort_reason_;
+  bool broken_ = false;
+};
+
+GlooCollective::GlooCollective(gloo::rendezvous::Store& store, std::uint32_t rank,
+                               std::uint32_t world_size, const GlooOptions& options)
+    : mesh_(std::make_unique<Mesh>(store, rank, world_size, options)) {}
+
+GlooCollective::~GlooCollective() = default;
+
+std::uint32_t GlooCollective::rank() const {
+  return mesh_->rank();
+}
+std::uint32_t GlooCollective::world_size() const {
+  return mesh_->world_size();
+}
+
+std::vector<std::vector<std::byte>> GlooCollective::allgather(std::span<const std::byte> mine,
+                                                              Clock::time_point deadline) {
+  return mesh_->allgather(mine, deadline);
+}
+
+void GlooCollective::abort(const std::string& reason) {
+  mesh_->abort(reason);
+}
+
+}  // namespace odbatch
