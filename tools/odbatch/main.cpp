@@ -1,5 +1,6 @@
 // The odbatch command line. Only this file sees CLI11: each subcommand's arguments are collected
 // here and handed to that subcommand's run function as a plain options struct.
+#include <chrono>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "audit_command.hpp"
+#include "launch_command.hpp"
 #include "odbatch/core/config.hpp"
 #include "plan_command.hpp"
 #include "run_command.hpp"
@@ -115,6 +117,43 @@ CLI::App* add_audit_command(CLI::App& app, AuditArguments& arguments) {
   return audit;
 }
 
+// `launch`'s arguments as parsed.
+struct LaunchArguments {
+  std::uint32_t nproc = 1;
+  std::string master_addr = "127.0.0.1";
+  std::uint16_t master_port = 0;
+  std::uint64_t grace_ms = 10'000;
+  std::vector<std::string> command;
+
+  odbatch::cli::LaunchOptions options() const {
+    odbatch::cli::LaunchOptions o;
+    o.nproc = nproc;
+    o.master_addr = master_addr;
+    o.master_port = master_port;
+    o.grace = std::chrono::milliseconds(grace_ms);
+    o.command = command;
+    return o;
+  }
+};
+
+CLI::App* add_launch_command(CLI::App& app, LaunchArguments& arguments) {
+  auto* launch = app.add_subcommand(
+      "launch",
+      "Start N local ranks of a command with torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, "
+      "MASTER_ADDR, MASTER_PORT); the first failure or a signal stops them all");
+  launch->add_option("--nproc", arguments.nproc, "Number of ranks")
+      ->required()
+      ->check(CLI::Range(1u, 1024u));
+  launch->add_option("--master-addr", arguments.master_addr,
+                     "Address of rank 0's store (an IPv4 address of this machine)");
+  launch->add_option("--master-port", arguments.master_port,
+                     "Port of rank 0's store; 0: a free one");
+  launch->add_option("--grace-ms", arguments.grace_ms,
+                     "After a failure or a signal, how long the ranks have to exit before SIGKILL");
+  launch->add_option("command", arguments.command, "The command to run, after --")->required();
+  return launch;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,6 +165,8 @@ int main(int argc, char** argv) {
   const CLI::App* run = add_run_command(app, run_arguments);
   AuditArguments audit_arguments;
   const CLI::App* audit = add_audit_command(app, audit_arguments);
+  LaunchArguments launch_arguments;
+  const CLI::App* launch = add_launch_command(app, launch_arguments);
 
   try {
     app.parse(argc, argv);
@@ -137,6 +178,7 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return odbatch::cli::run_plan_command(plan_arguments.options());
     if (run->parsed()) return odbatch::cli::run_pipeline_command(run_arguments.options());
     if (audit->parsed()) return odbatch::cli::run_audit_command(audit_arguments.options());
+    if (launch->parsed()) return odbatch::cli::run_launch_command(launch_arguments.options());
   } catch (const std::exception& e) {
     std::cerr << "odbatch: internal error: " << e.what() << '\n';
   }
