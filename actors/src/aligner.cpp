@@ -116,6 +116,8 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
 caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochContextPtr context) {
   report_exceptions_to(self, context, "aligner");
   self->state.context = context;
+  // An empty shard sends the joiner nothing, so nothing would ever prime the first round.
+  self->state.primed = context->shard().size() == 0;
   return {
       [=](admit_atom, const JoinedPtr& joined) { self->state.incoming.push_back(joined->sample); },
       [=](close_atom, std::uint64_t round, bool exhausted) {

@@ -80,12 +80,14 @@ void release(caf::stateful_actor<JoinerState>* self) {
 // of a window on real data), and a trainer only a little slower than the pipeline would wait.
 void prime_if_ready(caf::stateful_actor<JoinerState>* self) {
   auto& s = self->state;
-  if (s.primed || !s.asked || s.wanted > 0) return;
+  auto& context = *s.context;
+  // A shard shorter than the first round's threshold leaves `wanted` above zero for good.
+  const bool shard_released = s.next_out >= context.shard().size();
+  if (s.primed || (!shard_released && (!s.asked || s.wanted > 0))) return;
   s.ready_end = std::max(s.ready_end, s.next_out);
   for (auto it = s.pending.find(s.ready_end); it != s.pending.end() && it->second.complete();
        it = s.pending.find(s.ready_end))
     ++s.ready_end;
-  auto& context = *s.context;
   if (s.ready_end - s.next_out < effective_lookahead(context.config()) &&
       s.ready_end < context.shard().size())
     return;
