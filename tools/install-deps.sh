@@ -9,6 +9,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   spin clang-format
+  jq gnuplot-nox
 )
 
 missing=()

@@ -11,8 +11,12 @@
 #include "audit_command.hpp"
 #include "launch_command.hpp"
 #include "odbatch/core/config.hpp"
+#include "odbatch/core/step_cost_model.hpp"
 #include "plan_command.hpp"
 #include "run_command.hpp"
+#include "simulate_command.hpp"
+#include "stats_command.hpp"
+#include "store_command.hpp"
 
 namespace {
 
@@ -154,6 +158,173 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArguments& arguments) {
   return launch;
 }
 
+// `stats`'s arguments as parsed.
+struct StatsArguments {
+  std::string input;
+  std::string tokenizer;
+  std::string image_root;
+  std::string trace;
+  std::string json;
+  std::uint32_t bins = 20;
+
+  odbatch::cli::StatsOptions options() const {
+    odbatch::cli::StatsOptions o;
+    o.input = input;
+    if (!tokenizer.empty()) o.tokenizer = tokenizer;
+    if (!image_root.empty()) o.image_root = image_root;
+    if (!trace.empty()) o.trace = trace;
+    if (!json.empty()) o.json = json;
+    o.bins = bins;
+    return o;
+  }
+};
+
+CLI::App* add_stats_command(CLI::App& app, StatsArguments& arguments) {
+  auto* stats = app.add_subcommand(
+      "stats",
+      "Run one epoch of a pipeline's preprocessing (no batching) and report the post-pipeline "
+      "lengths: tokens, labels, patches");
+  stats
+      ->add_option("input", arguments.input,
+                   "Pipeline TOML file, or a JSONL dataset (then --tokenizer is required)")
+      ->required();
+  stats->add_option("--tokenizer", arguments.tokenizer, "Sentencepiece model for a JSONL dataset");
+  stats->add_option("--image-root", arguments.image_root,
+                    "Image directory of a JSONL dataset (default: the file's directory)");
+  stats->add_option("--trace", arguments.trace,
+                    "Write every sample's id,tokens,labels,patches (CSV) for `odbatch simulate`");
+  stats->add_option("--json", arguments.json, "Write the report as JSON");
+  stats->add_option("--bins", arguments.bins, "Histogram bins")->check(CLI::Range(1, 1000));
+  return stats;
+}
+
+// `simulate`'s arguments as parsed.
+struct SimulateArguments {
+  std::string trace;
+  std::string distribution;
+  std::uint64_t samples = 100000;
+  std::string name;
+  std::uint32_t ranks = 8;
+  std::uint32_t nodes = 1;
+  std::uint32_t token_budget = 12288;
+  std::string budget_mode = "padded";
+  std::uint32_t window = 1024;
+  std::uint32_t max_seq_len = 16384;
+  std::string warmup = "none";
+  std::string reference_warmup = "linear";
+  std::string model = "2b";
+  std::string calibration;
+  std::vector<std::uint32_t> batch_sizes{1, 2, 4, 8};
+  std::uint32_t buckets_per_octave = 4;
+  std::uint64_t seed = 1;
+  std::string json;
+
+  odbatch::cli::SimulateOptions options() const {
+    odbatch::cli::SimulateOptions o;
+    if (!trace.empty()) o.trace = trace;
+    if (!distribution.empty()) o.distribution = distribution;
+    o.samples = samples;
+    o.name = name;
+    o.ranks = ranks;
+    o.nodes = nodes;
+    o.token_budget = token_budget;
+    o.budget_mode = *odbatch::parse_budget_mode(budget_mode);
+    o.window = window;
+    o.max_seq_len = max_seq_len;
+    o.warmup = *odbatch::parse_warmup(warmup);
+    o.reference_warmup = *odbatch::parse_warmup(reference_warmup);
+    o.model = model;
+    if (!calibration.empty()) o.calibration = calibration;
+    o.batch_sizes = batch_sizes;
+    o.buckets_per_octave = buckets_per_octave;
+    o.seed = seed;
+    if (!json.empty()) o.json = json;
+    return o;
+  }
+};
+
+CLI::App* add_simulate_command(CLI::App& app, SimulateArguments& arguments) {
+  auto* simulate = app.add_subcommand(
+      "simulate",
+      "Simulate an epoch's throughput under Standard fixed batches, the offline oracles GMT and "
+      "BMT, and ODB (reference and balanced), with a step cost model (docs/simulation.md)");
+  auto* trace = simulate->add_option("--trace", arguments.trace,
+                                     "Length trace written by `odbatch stats --trace`");
+  auto* distribution =
+      simulate->add_option("--dist", arguments.distribution,
+                           "Synthetic lengths: lognormal:mean=M,cv=C or "
+                           "bimodal:short_mean=M,short_cv=C,long_mean=M,long_cv=C,short_weight=W");
+  trace->excludes(distribution);
+  simulate->add_option("--samples", arguments.samples, "Samples drawn from --dist")
+      ->check(CLI::PositiveNumber);
+  simulate->add_option("--name", arguments.name, "The workload's name in the report");
+  simulate->add_option("--ranks", arguments.ranks, "Data-parallel ranks in all")
+      ->check(CLI::Range(1, 4096));
+  simulate->add_option("--nodes", arguments.nodes, "Nodes the ranks span (dividing --ranks)")
+      ->check(CLI::Range(1, 512));
+  simulate->add_option("--token-budget", arguments.token_budget, "Token budget per group")
+      ->check(CLI::PositiveNumber);
+  simulate
+      ->add_option("--budget-mode", arguments.budget_mode,
+                   "padded (|g| * max L, padded layout) or packed (sum L, varlen layout)")
+      ->check(CLI::IsMember({"padded", "packed"}));
+  simulate->add_option("--window", arguments.window, "ODB window: samples admitted per round")
+      ->check(CLI::PositiveNumber);
+  simulate->add_option("--max-seq-len", arguments.max_seq_len, "Cap of lengths drawn from --dist")
+      ->check(CLI::PositiveNumber);
+  simulate->add_option("--warmup", arguments.warmup, "Warm-up of the balanced policy")
+      ->check(CLI::IsMember({"none", "short", "linear"}));
+  simulate
+      ->add_option("--reference-warmup", arguments.reference_warmup,
+                   "Warm-up of the reference policy (the public package ramps linearly)")
+      ->check(CLI::IsMember({"none", "short", "linear"}));
+  simulate->add_option("--model", arguments.model, "Cost model preset")
+      ->check(CLI::IsMember(odbatch::cost_model_preset_names()));
+  simulate->add_option("--calibrate", arguments.calibration,
+                       "Fit the preset's t0 and a from two measured steps N1:T1,N2:T2 (samples "
+                       "per rank, seconds)");
+  simulate
+      ->add_option("--batch-sizes", arguments.batch_sizes,
+                   "Standard's per-rank batch sizes; speedups are over the first")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  simulate
+      ->add_option("--bmt-buckets-per-octave", arguments.buckets_per_octave,
+                   "BMT's length buckets per doubling of the length")
+      ->check(CLI::Range(1, 64));
+  simulate->add_option("--seed", arguments.seed, "Seed of drawn lengths, sharding and shuffles");
+  simulate->add_option("--json", arguments.json, "Write the report as JSON");
+  return simulate;
+}
+
+// ---- `store`: the control plane's TCP store, standalone ----
+struct StoreArguments {
+  std::string host;
+  std::uint16_t port = 0;
+  bool token_env = false;
+
+  odbatch::cli::StoreOptions options() const {
+    odbatch::cli::StoreOptions o;
+    o.host = host;
+    o.port = port;
+    o.token_from_env = token_env;
+    return o;
+  }
+};
+
+CLI::App* add_store_command(CLI::App& app, StoreArguments& arguments) {
+  auto* store = app.add_subcommand(
+      "store", "Run the control plane's TCP store alone until SIGINT or SIGTERM (docs/store.md)");
+  store->add_option("--host", arguments.host, "Address to bind, e.g. the MASTER_ADDR of the run")
+      ->required();
+  store->add_option("--port", arguments.port, "Port to bind; 0 picks a free one (printed)")
+      ->required();
+  store->add_flag("--token-env", arguments.token_env,
+                  "Require clients to present the token in ODBATCH_STORE_TOKEN");
+  return store;
+}
+// ---- end of `store` ----
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -165,6 +336,12 @@ int main(int argc, char** argv) {
   const CLI::App* run = add_run_command(app, run_arguments);
   AuditArguments audit_arguments;
   const CLI::App* audit = add_audit_command(app, audit_arguments);
+  StoreArguments store_arguments;  // `store`
+  const CLI::App* store = add_store_command(app, store_arguments);
+  StatsArguments stats_arguments;
+  const CLI::App* stats = add_stats_command(app, stats_arguments);
+  SimulateArguments simulate_arguments;
+  CLI::App* simulate = add_simulate_command(app, simulate_arguments);
   LaunchArguments launch_arguments;
   const CLI::App* launch = add_launch_command(app, launch_arguments);
 
@@ -178,6 +355,15 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return odbatch::cli::run_plan_command(plan_arguments.options());
     if (run->parsed()) return odbatch::cli::run_pipeline_command(run_arguments.options());
     if (audit->parsed()) return odbatch::cli::run_audit_command(audit_arguments.options());
+    if (store->parsed()) return odbatch::cli::run_store_command(store_arguments.options());
+    if (stats->parsed()) return odbatch::cli::run_stats_command(stats_arguments.options());
+    if (simulate->parsed()) {
+      if (simulate_arguments.trace.empty() == simulate_arguments.distribution.empty()) {
+        std::cerr << simulate->help() << "odbatch simulate: give --trace or --dist\n";
+        return kInputErrorStatus;
+      }
+      return odbatch::cli::run_simulate_command(simulate_arguments.options());
+    }
     if (launch->parsed()) return odbatch::cli::run_launch_command(launch_arguments.options());
   } catch (const std::exception& e) {
     std::cerr << "odbatch: internal error: " << e.what() << '\n';

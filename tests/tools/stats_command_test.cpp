@@ -1,0 +1,108 @@
+// End-to-end tests of `odbatch stats` on the bundled dataset (skipped when tools/prepare-data.sh
+// has not built it): lengths of every sample, rejections, the trace file `simulate` reads back.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace odbatch::test;
+using nlohmann::json;
+
+const fs::path kData = ODBATCH_DATA_DIR;
+const fs::path kModel = kData / "tokenizer" / "odbatch-unigram-8k.model";
+
+bool data_built() {
+  if (fs::exists(kData / "dirty" / "dirty.jsonl") && fs::exists(kModel) &&
+      fs::exists(kData / "sft" / "mixed.jsonl"))
+    return true;
+  MESSAGE("skipped: " << kData.string() << " is not built (tools/prepare-data.sh builds it)");
+  return false;
+}
+
+// The example pipeline over the dataset's dirty subset (good and bad records), window 32.
+fs::path dirty_pipeline() {
+  std::istringstream example(read_file(fs::path(ODBATCH_EXAMPLES_DIR) / "pipeline.toml"));
+  std::string config, line;
+  while (std::getline(example, line)) {
+    if (line.rfind("files =", 0) == 0)
+      line = "files = [\"" + (kData / "dirty" / "dirty.jsonl").string() + "\"]";
+    else if (line.rfind("image_root =", 0) == 0)
+      line = "image_root = \"" + (kData / "dirty" / "images").string() + "\"";
+    else if (line.rfind("model =", 0) == 0)
+      line = "model = \"" + kModel.string() + "\"";
+    else if (line.rfind("window =", 0) == 0)
+      line = "window = 32";
+    else if (line.rfind("lookahead =", 0) == 0)
+      continue;
+    config += line + "\n";
+  }
+  return scratch().write("stats-dirty.toml", config);
+}
+
+std::size_t line_count(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("stats reports every sample's lengths and the rejections of a pipeline") {
+  if (!data_built()) return;
+  const auto trace = scratch().path("dirty-trace.csv");
+  const auto report = scratch().path("dirty-stats.json");
+  const auto run = run_cli("stats " + shell_quoted(dirty_pipeline()) + " --bins 5 --trace " +
+                           shell_quoted(trace) + " --json " + shell_quoted(report));
+  REQUIRE_MESSAGE(run.status == 0, run.out, run.err);
+  const json j = json::parse(read_file(report));
+  const auto samples = j["samples"].get<std::size_t>();
+  CHECK(samples > 0);
+  CHECK(j["rejected"]["total"].get<std::size_t>() > 0);
+  CHECK(samples + j["rejected"]["total"].get<std::size_t>() == j["records"].get<std::size_t>());
+  CHECK(j["samples_with_images"].get<std::size_t>() > 0);
+  CHECK(j["tokens"]["count"] == samples);
+  CHECK(j["tokens"]["min"].get<int>() >= 1);
+  CHECK(j["tokens"]["histogram"].size() == 5);
+  CHECK(j["patches"]["max"].get<int>() > 0);
+  CHECK(run.out.find("tokens histogram") != std::string::npos);
+  CHECK(run.out.find("token_budget") != std::string::npos);
+  // One line per sample after the header, read back by simulate.
+  CHECK(line_count(read_file(trace)) == samples + 1);
+  const auto simulated =
+      run_cli("simulate --trace " + shell_quoted(trace) + " --ranks 2 --window 16");
+  CHECK_MESSAGE(simulated.status == 0, simulated.out, simulated.err);
+}
+
+TEST_CASE("stats reads a JSONL dataset with the pipeline's defaults") {
+  if (!data_built()) return;
+  // More records than the default window (1024), so the first round fills a whole window.
+  std::istringstream all(read_file(kData / "sft" / "mixed.jsonl"));
+  std::string subset, line;
+  for (int i = 0; i < 1100 && std::getline(all, line); ++i) subset += line + "\n";
+  const auto dataset = scratch().write("subset.jsonl", subset);
+  const auto report = scratch().path("subset-stats.json");
+  const auto run = run_cli("stats " + shell_quoted(dataset) + " --tokenizer " +
+                           shell_quoted(kModel) + " --image-root " +
+                           shell_quoted(kData / "images") + " --json " + shell_quoted(report));
+  REQUIRE_MESSAGE(run.status == 0, run.out, run.err);
+  const json j = json::parse(read_file(report));
+  CHECK(j["records"] == 1100);
+  CHECK(j["samples"].get<int>() + j["rejected"]["total"].get<int>() == 1100);
+}
+
+TEST_CASE("stats refuses inputs it cannot run") {
+  auto run = run_cli("stats " + shell_quoted(scratch().write("plain.jsonl", "{}\n")));
+  CHECK(run.status == 2);
+  CHECK_MESSAGE(run.err.find("needs --tokenizer MODEL") != std::string::npos, run.err);
+  run = run_cli("stats " + shell_quoted(scratch().path("absent.toml")));
+  CHECK(run.status == 2);
+  CHECK_MESSAGE(run.err.find("absent.toml") != std::string::npos, run.err);
+}

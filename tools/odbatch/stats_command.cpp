@@ -1,0 +1,205 @@
+#include "stats_command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "json_input.hpp"
+#include "json_output.hpp"
+#include "length_trace.hpp"
+#include "odbatch/actors/pipeline.hpp"
+#include "odbatch/core/length_statistics.hpp"
+#include "odbatch/runtime/config_file_error.hpp"
+
+namespace odbatch::cli {
+namespace {
+
+// Token budgets whose over-budget share and window advice the report lists.
+constexpr std::uint32_t kBudgets[] = {1024, 2048, 4096, 8192, 12288, 16384, 32768};
+// PROTOCOL.md's sizing advice: a window of about 64 mean-sized groups.
+constexpr double kGroupsPerWindow = 64;
+
+PipelineConfig dataset_config(const StatsOptions& options) {
+  if (!options.tokenizer)
+    throw InputError(options.input.string() +
+                     ": a JSONL dataset needs --tokenizer MODEL (or pass a pipeline TOML file)");
+  PipelineConfig c;
+  c.source.files = {options.input.string()};
+  c.source.image_root = options.image_root.value_or(options.input.parent_path());
+  c.tokenizer.model = *options.tokenizer;
+  // The worker counts of examples/pipeline.toml; everything else keeps PipelineConfig's defaults.
+  c.tokenizer.workers = 2;
+  c.images.workers = 2;
+  return c;
+}
+
+PipelineConfig input_config(const StatsOptions& options) {
+  PipelineConfig c = options.input.extension() == ".toml"
+                         ? PipelineConfig::from_toml_file(options.input)
+                         : dataset_config(options);
+  // Every sample its own step: under a token budget of 1 each sample is an over-budget
+  // singleton, so each batch carries exactly one sample's lengths. Samples over the real budget
+  // are counted, not rejected, whatever the file says: the distribution shows what a budget has
+  // to hold.
+  c.batching.token_budget = 1;
+  c.batching.patch_budget = 0;
+  c.batching.over_budget = OverBudgetPolicy::singleton;
+  return c;
+}
+
+SampleCost sample_of(const Batch& batch) {
+  const StepInfo& info = batch.step_info();
+  if (info.sample_ids.size() != 1)
+    throw std::logic_error("a step of " + std::to_string(info.sample_ids.size()) +
+                           " samples under a token budget of 1");
+  SampleCost s;
+  s.id = info.sample_ids.front();
+  s.tokens = static_cast<std::uint32_t>(info.tokens);
+  s.labels = static_cast<std::uint32_t>(info.labels);
+  const auto grids = batch.image_grid_thw();  // (t, h, w) per image
+  for (std::size_t i = 0; i + 2 < grids.size(); i += 3)
+    s.patches += static_cast<std::uint32_t>(grids[i] * grids[i + 1] * grids[i + 2]);
+  return s;
+}
+
+std::vector<std::uint32_t> field(std::span<const SampleCost> samples,
+                                 std::uint32_t SampleCost::*member) {
+  std::vector<std::uint32_t> values;
+  values.reserve(samples.size());
+  for (const auto& s : samples) values.push_back(s.*member);
+  return values;
+}
+
+Report statistics_report(const LengthStatistics& s) {
+  Report percentiles = Report::object();
+  for (const auto& p : s.percentiles) percentiles["p" + std::to_string(p.percent)] = p.value;
+  Report histogram = Report::array();
+  for (const auto& b : s.histogram) histogram.push_back({b.low, b.high, b.count});
+  return {{"count", s.count},
+          {"sum", s.sum},
+          {"mean", s.mean},
+          {"stddev", s.stddev},
+          {"cv", s.cv},
+          {"min", s.min},
+          {"max", s.max},
+          {"percentiles", percentiles},
+          {"histogram_bins", "[low, high, count]"},
+          {"histogram", histogram}};
+}
+
+void print_statistics_row(const char* name, const LengthStatistics& s) {
+  std::printf("%-8s %9.1f %6.3f %7u", name, s.mean, s.cv, s.min);
+  for (const auto& p : s.percentiles) std::printf(" %7u", p.value);
+  std::printf(" %7u\n", s.max);
+}
+
+void print_report(const Report& report, const LengthStatistics& tokens,
+                  const LengthStatistics& labels, const LengthStatistics& patches) {
+  std::printf("samples: %llu (records %llu, rejected %llu",
+              report["samples"].get<unsigned long long>(),
+              report["records"].get<unsigned long long>(),
+              report["rejected"]["total"].get<unsigned long long>());
+  for (const auto& [reason, count] : report["rejected"]["by_reason"].items())
+    std::printf("; %s %llu", reason.c_str(), count.get<unsigned long long>());
+  std::printf("), with images: %llu\n\n", report["samples_with_images"].get<unsigned long long>());
+  std::printf("%-8s %9s %6s %7s", "", "mean", "CV", "min");
+  for (const auto& p : tokens.percentiles)
+    std::printf(" %7s", ("p" + std::to_string(p.percent)).c_str());
+  std::printf(" %7s\n", "max");
+  print_statistics_row("tokens", tokens);
+  print_statistics_row("labels", labels);
+  print_statistics_row("patches", patches);
+
+  std::uint64_t largest = 1;
+  for (const auto& b : tokens.histogram) largest = std::max(largest, b.count);
+  std::printf("\ntokens histogram\n");
+  for (const auto& b : tokens.histogram) {
+    const auto bar = static_cast<int>(40 * b.count / largest);
+    std::printf("%7u-%-7u %8llu %.*s\n", b.low, b.high, static_cast<unsigned long long>(b.count),
+                bar, "########################################");
+  }
+  std::printf("\n%12s %12s %16s %14s\n", "token_budget", "over budget", "mean-length/group",
+              "window advice");
+  for (const auto& row : report["token_budgets"])
+    std::printf("%12u %11.2f%% %16.1f %14llu\n", row["token_budget"].get<unsigned>(),
+                100 * row["over_budget_share"].get<double>(),
+                row["mean_samples_per_group"].get<double>(),
+                row["window_advice"].get<unsigned long long>());
+}
+
+}  // namespace
+
+int run_stats_command(const StatsOptions& options) {
+  std::optional<Pipeline> pipeline;
+  try {
+    pipeline.emplace(input_config(options), DistEnv::single());
+  } catch (const std::exception& e) {
+    std::cerr << "odbatch stats: " << e.what() << '\n';
+    return 2;
+  }
+  std::vector<SampleCost> samples;
+  try {
+    pipeline->start_epoch(0);
+    while (const auto batch = pipeline->next_batch())
+      if (!batch->step_info().idle) samples.push_back(sample_of(*batch));
+  } catch (const std::exception& e) {
+    std::cerr << "odbatch stats: pipeline failed: " << e.what() << '\n';
+    return 1;
+  }
+  std::sort(samples.begin(), samples.end(),
+            [](const SampleCost& a, const SampleCost& b) { return a.id < b.id; });
+  const auto tokens = summarize_lengths(field(samples, &SampleCost::tokens), options.bins);
+  const auto labels = summarize_lengths(field(samples, &SampleCost::labels), options.bins);
+  const auto patches = summarize_lengths(field(samples, &SampleCost::patches), options.bins);
+
+  const StatsSnapshot snapshot = pipeline->stats();
+  Report report;
+  report["input"] = options.input.string();
+  report["records"] = pipeline->dataset_records();
+  report["samples"] = samples.size();
+  Report by_reason = Report::object();
+  for (const auto& [reason, count] : snapshot.rejected_by_reason) by_reason[reason] = count;
+  report["rejected"] = {{"total", snapshot.samples_rejected}, {"by_reason", by_reason}};
+  report["samples_with_images"] = std::count_if(samples.begin(), samples.end(),
+                                                [](const SampleCost& s) { return s.patches > 0; });
+  report["tokens"] = statistics_report(tokens);
+  report["labels"] = statistics_report(labels);
+  report["patches"] = statistics_report(patches);
+  Report budgets = Report::array();
+  for (const auto budget : kBudgets) {
+    const auto over = std::count_if(samples.begin(), samples.end(),
+                                    [&](const SampleCost& s) { return s.tokens > budget; });
+    const double mean = std::max(tokens.mean, 1.0);
+    budgets.push_back(
+        {{"token_budget", budget},
+         {"over_budget_share",
+          samples.empty() ? 0.0 : static_cast<double>(over) / static_cast<double>(samples.size())},
+         {"mean_samples_per_group", budget / mean},
+         {"window_advice",
+          static_cast<std::uint64_t>(std::ceil(kGroupsPerWindow * budget / mean))}});
+  }
+  report["token_budgets"] = std::move(budgets);
+  if (options.trace) report["trace"] = options.trace->string();
+
+  try {
+    if (options.trace) write_length_trace(*options.trace, samples);
+    if (options.json) {
+      std::ofstream out(*options.json);
+      out << to_readable_json(report) << '\n';
+      if (!out) throw InputError("cannot write " + options.json->string());
+    }
+  } catch (const InputError& e) {
+    std::cerr << "odbatch stats: " << e.what() << '\n';
+    return 2;
+  }
+  print_report(report, tokens, labels, patches);
+  return 0;
+}
+
+}  // namespace odbatch::cli
