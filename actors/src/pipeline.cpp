@@ -104,7 +104,7 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->resources = load_resources(std::move(config), dist);
   impl_->dist = std::move(dist);
-  impl_->collective = impl_->dist.make_collective();
+  impl_->collective = impl_->dist.make_collective(impl_->resources->config.distributed);
   if (options.ledger) impl_->ledger = std::make_unique<LedgerWriter>(*options.ledger);
   impl_->system_config = std::make_unique<caf::actor_system_config>();
   impl_->system_config->set("scheduler.max-threads",

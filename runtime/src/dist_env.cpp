@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "odbatch/runtime/process_group_collective.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -55,11 +57,9 @@ DistEnv DistEnv::from_env() {
   return env;
 }
 
-std::unique_ptr<Collective> DistEnv::make_collective() const {
+std::unique_ptr<Collective> DistEnv::make_collective(const DistributedConfig& timing) const {
   if (inproc_group) return inproc_group->member(rank);
-  throw std::invalid_argument("world size " + std::to_string(world_size) +
-                              " across processes needs a multi-process collective backend "
-                              "(gloo), which this build does not provide yet");
+  return std::make_unique<ProcessGroupCollective>(*this, ProcessGroupOptions::from_env(timing));
 }
 
 }  // namespace odbatch

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <optional>
 
+#include "gloo_rendezvous_store.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -191,6 +193,13 @@ class GlooCollective::Mesh {
 GlooCollective::GlooCollective(gloo::rendezvous::Store& store, std::uint32_t rank,
                                std::uint32_t world_size, const GlooOptions& options)
     : mesh_(std::make_unique<Mesh>(store, rank, world_size, options)) {}
+
+GlooCollective::GlooCollective(Store& store, std::uint32_t rank, std::uint32_t world_size,
+                               const GlooOptions& options) {
+  // Gloo uses the store only while it builds the mesh.
+  GlooRendezvousStore rendezvous(store, options.connect_timeout);
+  mesh_ = std::make_unique<Mesh>(rendezvous, rank, world_size, options);
+}
 
 GlooCollective::~GlooCollective() = default;
 

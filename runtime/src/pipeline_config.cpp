@@ -44,6 +44,7 @@ void validate(const PipelineConfig& c) {
   if (c.flow.round_timeout.count() <= 0)
     throw ConfigError("pipeline.round_timeout_ms", "must be positive");
   validate_in(c.batching, "batching");
+  validate_in(c.distributed, "distributed");
   validate_in(effective_tokenizer_options(c), "tokenizer");
   validate_in(c.images.geometry, "images");
   validate_in(c.images.decoder_limits, "images");

@@ -191,6 +191,29 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
          c.flow.worker_jitter_us = static_cast<std::uint32_t>(integer(n, 0, 1'000'000));
        }},
   };
+  const auto milliseconds = [](const toml::node& n) {
+    return std::chrono::milliseconds(integer(n, 1, std::uint64_t{1} << 40));
+  };
+  tables["distributed"] = {
+      {"heartbeat_interval_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.heartbeat_interval = milliseconds(n);
+       }},
+      {"peer_timeout_ms", [=](const toml::node& n,
+                              PipelineConfig& c) { c.distributed.peer_timeout = milliseconds(n); }},
+      {"connect_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.connect_timeout = milliseconds(n);
+       }},
+      {"store_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.store_timeout = milliseconds(n);
+       }},
+      {"exchange_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.exchange_timeout = milliseconds(n);
+       }},
+  };
   return tables;
 }
 
@@ -207,8 +230,8 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
     const auto setters = tables.find(name.str());
     if (setters == tables.end())
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
-                            "unknown table (expected source, tokenizer, images, batching or "
-                            "pipeline)");
+                            "unknown table (expected source, tokenizer, images, batching, "
+                            "pipeline or distributed)");
     const auto* table = node.as_table();
     if (!table)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),

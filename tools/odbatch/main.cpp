@@ -87,8 +87,10 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
   run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(CLI::PositiveNumber);
   run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
   run->add_option("--ledger", arguments.ledger,
-                  "Write every emitted batch's sample ids and every rejection (JSON Lines)");
-  run->add_option("--json", arguments.json, "Write the summary as JSON");
+                  "Write every emitted batch's sample ids and every rejection (JSON Lines); "
+                  "{rank} in the path is replaced by the rank");
+  run->add_option("--json", arguments.json,
+                  "Write the summary as JSON; {rank} in the path is replaced by the rank");
   run->add_flag("--no-progress", arguments.no_progress, "No progress line on stderr");
   return run;
 }

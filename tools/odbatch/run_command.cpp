@@ -145,15 +145,32 @@ double process_cpu_seconds() {
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }
 
+// `path` with "{rank}" replaced by the rank. Ranks of one run must not share an output file.
+std::filesystem::path rank_path(const std::filesystem::path& path, const DistEnv& dist,
+                                const std::string& option) {
+  std::string text = path.string();
+  const auto at = text.find("{rank}");
+  if (at == std::string::npos) {
+    if (dist.world_size > 1)
+      throw std::invalid_argument(option + " " + text +
+                                  ": with WORLD_SIZE=" + std::to_string(dist.world_size) +
+                                  " every rank needs a file of its own; put {rank} in the path");
+    return path;
+  }
+  return text.replace(at, 6, std::to_string(dist.rank));
+}
+
 }  // namespace
 
 int run_pipeline_command(const RunOptions& options) {
   std::optional<Pipeline> pipeline;
+  std::optional<std::filesystem::path> json_path;
   try {
+    const DistEnv dist = DistEnv::from_env();
     PipelineOptions pipeline_options;
-    pipeline_options.ledger = options.ledger;
-    pipeline.emplace(PipelineConfig::from_toml_file(options.config), DistEnv::from_env(),
-                     pipeline_options);
+    if (options.ledger) pipeline_options.ledger = rank_path(*options.ledger, dist, "--ledger");
+    if (options.json) json_path = rank_path(*options.json, dist, "--json");
+    pipeline.emplace(PipelineConfig::from_toml_file(options.config), dist, pipeline_options);
   } catch (const ConfigFileError& e) {
     std::cerr << "odbatch run: " << e.what() << '\n';
     return 2;
@@ -178,11 +195,11 @@ int run_pipeline_command(const RunOptions& options) {
   const auto summary =
       summary_json(pipeline->stats(), seconds_since(start), process_cpu_seconds() - cpu_start);
   print_summary(summary);
-  if (options.json) {
-    std::ofstream out(*options.json);
+  if (json_path) {
+    std::ofstream out(*json_path);
     out << summary.dump(2) << '\n';
     if (!out) {
-      std::cerr << "odbatch run: cannot write " << options.json->string() << '\n';
+      std::cerr << "odbatch run: cannot write " << json_path->string() << '\n';
       return 1;
     }
   }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "odbatch/runtime/distributed_config.hpp"
 #include "odbatch/runtime/inproc_collective.hpp"
 
 namespace odbatch {
@@ -27,9 +28,10 @@ struct DistEnv {
   // and WORLD_SIZE, a single rank. Throws std::invalid_argument naming a malformed variable.
   static DistEnv from_env();
 
-  // The collective for the round protocol. Throws std::invalid_argument when no backend this
-  // build offers can serve the environment.
-  std::unique_ptr<Collective> make_collective() const;
+  // The collective for the round protocol: the in-process group's, or for ranks that are
+  // processes the Gloo one with its control plane (ProcessGroupCollective). Throws
+  // CollectiveError when it cannot be set up.
+  std::unique_ptr<Collective> make_collective(const DistributedConfig& timing = {}) const;
 };
 
 }  // namespace odbatch

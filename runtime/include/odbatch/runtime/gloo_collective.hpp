@@ -17,6 +17,8 @@ class Store;
 
 namespace odbatch {
 
+class Store;
+
 struct GlooOptions {
   // The address this rank listens on for its peers (they connect to it): a host name or IP of
   // this machine that the other ranks can reach.
@@ -31,6 +33,9 @@ class GlooCollective final : public Collective {
   // each group a store or a prefix of its own). Throws CollectiveError when the mesh cannot be
   // built in time, naming this rank and the cause.
   GlooCollective(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
+                 const GlooOptions& options);
+  // The same through our store (the control plane's): its waits last up to connect_timeout.
+  GlooCollective(Store& store, std::uint32_t rank, std::uint32_t world_size,
                  const GlooOptions& options);
   ~GlooCollective() override;
   GlooCollective(const GlooCollective&) = delete;

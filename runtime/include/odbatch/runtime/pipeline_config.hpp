@@ -12,6 +12,7 @@
 #include "odbatch/core/config.hpp"
 #include "odbatch/runtime/batch.hpp"
 #include "odbatch/runtime/chat_tokenizer.hpp"
+#include "odbatch/runtime/distributed_config.hpp"
 #include "odbatch/runtime/epoch_shard.hpp"
 #include "odbatch/runtime/image_file.hpp"
 #include "odbatch/runtime/jpeg_decoder.hpp"
@@ -75,6 +76,7 @@ struct PipelineConfig {
   ImageStageConfig images;
   BatchingConfig batching;
   FlowConfig flow;
+  DistributedConfig distributed;  // ranks that are processes
 
   // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline]. Relative
   // paths are relative to the file's directory. Throws ConfigFileError naming file, line and key.

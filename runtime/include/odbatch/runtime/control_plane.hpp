@@ -1,0 +1,96 @@
+#pragma once
+// One rank's side of the control plane (docs/distributed.md): heartbeats from a thread of their
+// own, round readiness with every rank's proposal size, peer liveness, the abort key on which the
+// first failure wins, and the finish barrier. All of it lives in one run's namespace of the store.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "odbatch/runtime/distributed_config.hpp"
+#include "odbatch/runtime/store.hpp"
+
+namespace odbatch {
+
+class ControlPlane {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Called once, from the heartbeat thread, when the abort key appears or the store is lost.
+  using AbortHandler = std::function<void(const std::string& reason)>;
+
+  // `calls` serves this rank's calls, `heartbeats` only the heartbeat thread: a connection of its
+  // own, so that a long wait never holds a heartbeat up. Both are views of the run's namespace and
+  // must outlive the control plane. Starts the heartbeat thread.
+  ControlPlane(Store& calls, Store& heartbeats, std::uint32_t rank, std::uint32_t world_size,
+               const DistributedConfig& timing, AbortHandler on_abort);
+  ~ControlPlane();  // stops the heartbeats
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // Publishes "ready for exchange `sequence` with `size` bytes" and returns every rank's size once
+  // all are ready. Throws CollectiveError naming the cause: the abort key's reason, a peer whose
+  // heartbeat stopped for peer_timeout (with its rank), the ranks not ready at `deadline`, or the
+  // store failing.
+  std::vector<std::uint64_t> ready(std::uint64_t sequence, std::uint64_t size,
+                                   Clock::time_point deadline);
+
+  // Writes `reason` to the abort key unless a failure is already there; returns the reason that
+  // stands (the first). Never throws: with the store gone, returns `reason`.
+  std::string abort(const std::string& reason);
+
+  // The abort key's reason, if any.
+  std::optional<std::string> abort_reason();
+
+  // While watching (during an exchange, which has only its deadline otherwise), the heartbeat
+  // thread also checks every peer's liveness and aborts the run when one is dead.
+  void watch_peers(bool watching) { watching_ = watching; }
+
+  // Says this rank is finished. With `wait_for_all` (the store's host, before it stops serving),
+  // then waits until every rank is, liveness-checked like ready().
+  void finish(bool wait_for_all);
+
+  std::uint32_t rank() const { return rank_; }
+
+ private:
+  struct PeerBeat {
+    std::optional<std::int64_t> count;  // none until its heartbeat key appears
+    Clock::time_point since;            // when `count` was last seen to change
+  };
+  // Last seen heartbeat counts, per peer, of one observer (a thread).
+  using PeerBeats = std::map<std::uint32_t, PeerBeat>;
+
+  void heartbeat_loop();
+  // Waits until every key is set, checking the abort key and the liveness of the ranks whose keys
+  // are missing between short waits. `what` says what the keys mean, for the errors.
+  void wait_live(const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
+                 std::optional<Clock::time_point> deadline, const std::string& what);
+  // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.
+  void check_liveness(Store& store, PeerBeats& beats, const std::vector<std::uint32_t>& ranks,
+                      const std::string& what);
+
+  Store& calls_;
+  Store& heartbeats_;
+  std::uint32_t rank_;
+  std::uint32_t world_;
+  DistributedConfig timing_;
+  AbortHandler on_abort_;
+  std::vector<std::uint32_t> peers_;
+  PeerBeats beats_;          // the calling thread's
+  PeerBeats watched_beats_;  // the heartbeat thread's
+  std::atomic<bool> watching_{false};
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread heartbeat_thread_;
+};
+
+}  // namespace odbatch

@@ -1,0 +1,54 @@
+#pragma once
+// The round collective of ranks that are processes, on one machine or many (docs/distributed.md):
+// the control plane on the TCP store (rank 0 hosts it at MASTER_ADDR:MASTER_PORT unless
+// ODBATCH_STORE_ADDR names a standalone `odbatch store`) around a Gloo mesh built through that
+// store. Each allgather is one round: readiness with every rank's size on the store, checked for
+// liveness and for the abort key, then one Gloo exchange with a deadline of its own.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "odbatch/runtime/collective.hpp"
+#include "odbatch/runtime/control_plane.hpp"
+#include "odbatch/runtime/dist_env.hpp"
+
+namespace odbatch {
+
+struct ProcessGroupOptions {
+  DistributedConfig timing;
+  // The run's namespace in the store; ranks of one run must agree (ODBATCH_RUN_ID, else
+  // TORCHELASTIC_RUN_ID, else "default").
+  std::string run_id = "default";
+  // "host:port" of a standalone store; empty: rank 0 hosts one at MASTER_ADDR:MASTER_PORT.
+  std::string store_address;
+  // The address the other ranks reach this one's Gloo pairs at; empty: MASTER_ADDR when it is a
+  // loopback address, else this machine's host name (ODBATCH_GLOO_HOSTNAME overrides).
+  std::string gloo_hostname;
+
+  // run_id, store_address and gloo_hostname from the environment as described above.
+  static ProcessGroupOptions from_env(const DistributedConfig& timing);
+};
+
+class ProcessGroupCollective final : public Collective {
+ public:
+  // Hosts the store (rank 0, unless standalone), connects, starts the heartbeats and joins the
+  // Gloo mesh. Throws CollectiveError naming this rank and the cause.
+  ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options);
+  // Passes the finish barrier unless the group was aborted: rank 0 waits until every rank has
+  // finished before the store it hosts stops serving.
+  ~ProcessGroupCollective() override;
+  ProcessGroupCollective(const ProcessGroupCollective&) = delete;
+  ProcessGroupCollective& operator=(const ProcessGroupCollective&) = delete;
+
+  std::uint32_t rank() const override;
+  std::uint32_t world_size() const override;
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                Clock::time_point deadline) override;
+  void abort(const std::string& reason) override;
+
+ private:
+  class Group;
+  std::unique_ptr<Group> group_;
+};
+
+}  // namespace odbatch

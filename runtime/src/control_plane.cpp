@@ -1,0 +1,216 @@
+#include "odbatch/runtime/control_plane.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "odbatch/runtime/collective.hpp"
+
+namespace odbatch {
+namespace {
+
+const std::string kAbortKey = "abort";
+
+std::string heartbeat_key(std::uint32_t rank) {
+  return "heartbeat/" + std::to_string(rank);
+}
+std::string ready_key(std::uint64_t sequence, std::uint32_t rank) {
+  return "ready/" + std::to_string(sequence) + "/" + std::to_string(rank);
+}
+std::string finished_key(std::uint32_t rank) {
+  return "finished/" + std::to_string(rank);
+}
+
+std::uint64_t parse_size(const std::vector<std::byte>& value, std::uint32_t rank,
+                         std::uint64_t sequence) {
+  const std::string text = store_text(value);
+  std::uint64_t size = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), size);
+  if (error != std::errc{} || end != text.data() + text.size())
+    throw CollectiveError("rank " + std::to_string(rank) + " published a malformed size '" + text +
+                          "' for exchange " + std::to_string(sequence));
+  return size;
+}
+
+std::string rank_list(const std::vector<std::uint32_t>& ranks) {
+  std::string out;
+  for (auto r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+long long count_ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+ControlPlane::ControlPlane(Store& calls, Store& heartbeats, std::uint32_t rank,
+                           std::uint32_t world_size, const DistributedConfig& timing,
+                           AbortHandler on_abort)
+    : calls_(calls),
+      heartbeats_(heartbeats),
+      rank_(rank),
+      world_(world_size),
+      timing_(timing),
+      on_abort_(std::move(on_abort)) {
+  for (std::uint32_t r = 0; r < world_; ++r)
+    if (r != rank_) peers_.push_back(r);
+  heartbeats_.add(heartbeat_key(rank_), 1);
+  heartbeat_thread_ = std::thread([this] { heartbeat_loop(); });
+}
+
+ControlPlane::~ControlPlane() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  heartbeat_thread_.join();
+}
+
+void ControlPlane::heartbeat_loop() {
+  bool reported = false;
+  const auto report = [&](const std::string& reason) {
+    if (reported) return;
+    reported = true;
+    if (on_abort_) on_abort_(reason);
+  };
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, timing_.heartbeat_interval, [this] { return stopping_; })) {
+    lock.unlock();
+    bool store_lost = false;
+    try {
+      heartbeats_.add(heartbeat_key(rank_), 1);
+      if (!reported && heartbeats_.check({kAbortKey}))
+        report(store_text(heartbeats_.get(kAbortKey, std::chrono::milliseconds(0))));
+      if (!reported && watching_) {
+        try {
+          check_liveness(heartbeats_, watched_beats_, peers_, "exchanging proposals");
+        } catch (const CollectiveError& e) {
+          report(abort("rank " + std::to_string(rank_) + ": " + e.what()));
+        }
+      }
+    } catch (const StoreError& e) {
+      // A lost store (its host died) fails every rank: nothing can be coordinated any more.
+      store_lost = e.kind() == StoreError::Kind::connection;
+      if (store_lost) report("rank " + std::to_string(rank_) + " lost the store: " + e.what());
+    }
+    lock.lock();
+    if (store_lost) return;
+  }
+}
+
+std::string ControlPlane::abort(const std::string& reason) {
+  try {
+    const auto result = heartbeats_.compare_and_set(kAbortKey, std::nullopt, store_bytes(reason));
+    if (result.current) return store_text(*result.current);
+  } catch (const StoreError&) {
+  }
+  return reason;
+}
+
+std::optional<std::string> ControlPlane::abort_reason() {
+  if (!heartbeats_.check({kAbortKey})) return std::nullopt;
+  return store_text(heartbeats_.get(kAbortKey, std::chrono::milliseconds(0)));
+}
+
+void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
+                                  const std::vector<std::uint32_t>& ranks,
+                                  const std::string& what) {
+  const auto now = Clock::now();
+  for (const auto r : ranks) {
+    std::optional<std::int64_t> count;
+    const auto key = heartbeat_key(r);
+    if (store.check({key}))
+      count = std::stoll(store_text(store.get(key, std::chrono::milliseconds(0))));
+    const auto [it, first_look] = beats.try_emplace(r, PeerBeat{count, now});
+    PeerBeat& beat = it->second;
+    if (first_look || beat.count != count) {
+      beat = PeerBeat{count, now};
+    } else if (now - beat.since > timing_.peer_timeout) {
+      throw CollectiveError("rank " + std::to_string(r) + " is dead: no heartbeat for " +
+                            std::to_string(count_ms(now - beat.since)) + " ms (peer_timeout " +
+                            std::to_string(timing_.peer_timeout.count()) + " ms) while " + what);
+    }
+  }
+}
+
+void ControlPlane::wait_live(const std::vector<std::string>& keys,
+                             const std::vector<std::uint32_t>& ranks,
+                             std::optional<Clock::time_point> deadline, const std::string& what) {
+  std::vector<std::string> missing_keys = keys;
+  std::vector<std::uint32_t> missing_ranks = ranks;
+  while (true) {
+    auto slice = timing_.heartbeat_interval;
+    if (deadline)
+      slice = std::clamp(
+          std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
+          std::chrono::milliseconds(1), slice);
+    try {
+      calls_.wait(missing_keys, slice);
+      return;
+    } catch (const StoreError& e) {
+      if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(e.what());
+    }
+    if (auto reason = abort_reason()) throw CollectiveError("aborted: " + *reason);
+    std::vector<std::string> still_keys;
+    std::vector<std::uint32_t> still_ranks;
+    for (std::size_t i = 0; i < missing_keys.size(); ++i)
+      if (!calls_.check({missing_keys[i]})) {
+        still_keys.push_back(missing_keys[i]);
+        still_ranks.push_back(missing_ranks[i]);
+      }
+    if (still_keys.empty()) return;
+    missing_keys = std::move(still_keys);
+    missing_ranks = std::move(still_ranks);
+    check_liveness(calls_, beats_, missing_ranks, "waiting for it to be " + what);
+    if (deadline && Clock::now() >= *deadline)
+      throw CollectiveError("rank(s) " + rank_list(missing_ranks) + " not " + what +
+                            " by the deadline");
+  }
+}
+
+std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint64_t size,
+                                               Clock::time_point deadline) {
+  std::vector<std::uint64_t> sizes(world_);
+  try {
+    calls_.set(ready_key(sequence, rank_), store_bytes(std::to_string(size)));
+    // Every rank read our previous readiness before it joined the previous exchange, which has
+    // completed: its key can go.
+    if (sequence > 0) calls_.erase(ready_key(sequence - 1, rank_));
+    std::vector<std::string> keys;
+    std::vector<std::uint32_t> ranks;
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != rank_) {
+        keys.push_back(ready_key(sequence, r));
+        ranks.push_back(r);
+      }
+    wait_live(keys, ranks, deadline, "ready for exchange " + std::to_string(sequence));
+    for (std::uint32_t r = 0; r < world_; ++r)
+      sizes[r] = r == rank_
+                     ? size
+                     : parse_size(calls_.get(ready_key(sequence, r), std::chrono::milliseconds(0)),
+                                  r, sequence);
+  } catch (const StoreError& e) {
+    throw CollectiveError(e.what());
+  }
+  return sizes;
+}
+
+void ControlPlane::finish(bool wait_for_all) {
+  try {
+    calls_.set(finished_key(rank_), store_bytes("1"));
+    if (!wait_for_all) return;
+    std::vector<std::string> keys;
+    std::vector<std::uint32_t> ranks;
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != rank_) {
+        keys.push_back(finished_key(r));
+        ranks.push_back(r);
+      }
+    wait_live(keys, ranks, std::nullopt, "finished");
+  } catch (const StoreError& e) {
+    throw CollectiveError(e.what());
+  }
+}
+
+}  // namespace odbatch

@@ -1,0 +1,30 @@
+#pragma once
+// Our store as Gloo's rendezvous store, so that a Gloo mesh is built through the control plane's
+// TCP store (each rank publishes its pair addresses under its rank number). Private to runtime:
+// Gloo's headers stay out of the public ones.
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+
+#include "odbatch/runtime/store.hpp"
+
+namespace odbatch {
+
+class GlooRendezvousStore final : public gloo::rendezvous::Store {
+ public:
+  // `store` must outlive this view. Gloo's waits without a timeout wait `default_timeout`.
+  GlooRendezvousStore(odbatch::Store& store, std::chrono::milliseconds default_timeout)
+      : store_(store), default_timeout_(default_timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override;
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
+
+ private:
+  odbatch::Store& store_;
+  std::chrono::milliseconds default_timeout_;
+};
+
+}  // namespace odbatch

@@ -1,0 +1,203 @@
+#include "odbatch/runtime/process_group_collective.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+#include <optional>
+
+#include "odbatch/runtime/gloo_collective.hpp"
+#include "odbatch/runtime/prefix_store.hpp"
+#include "odbatch/runtime/store_token.hpp"
+#include "odbatch/runtime/tcp_store_client.hpp"
+#include "odbatch/runtime/tcp_store_server.hpp"
+
+namespace odbatch {
+namespace {
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::string(value) : fallback;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+std::string this_host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name) != 0 || !*name) return "127.0.0.1";
+  return name;
+}
+
+// "host:port" (an IPv6 host in brackets) split; throws CollectiveError when malformed.
+std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
+  const auto colon = address.rfind(':');
+  std::uint16_t port = 0;
+  if (colon != std::string::npos && colon > 0) {
+    const char* first = address.data() + colon + 1;
+    const char* last = address.data() + address.size();
+    const auto [end, error] = std::from_chars(first, last, port);
+    if (error == std::errc{} && end == last && port != 0) {
+      std::string host = address.substr(0, colon);
+      if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+      return {host, port};
+    }
+  }
+  throw CollectiveError("ODBATCH_STORE_ADDR='" + address + "': expected host:port");
+}
+
+}  // namespace
+
+ProcessGroupOptions ProcessGroupOptions::from_env(const DistributedConfig& timing) {
+  ProcessGroupOptions options;
+  options.timing = timing;
+  options.run_id = env_or("ODBATCH_RUN_ID", env_or("TORCHELASTIC_RUN_ID", "default"));
+  options.store_address = env_or("ODBATCH_STORE_ADDR", "");
+  options.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
+  return options;
+}
+
+class ProcessGroupCollective::Group {
+ public:
+  Group(const DistEnv& env, ProcessGroupOptions options)
+      : rank_(env.rank), world_(env.world_size), options_(std::move(options)) {
+    const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(world_);
+    try {
+      TcpStoreClientOptions client;
+      if (options_.store_address.empty()) {
+        if (env.master_addr.empty() || env.master_port == 0)
+          throw CollectiveError("the store's address needs MASTER_ADDR and MASTER_PORT");
+        client.host = env.master_addr;
+        client.port = env.master_port;
+        if (rank_ == 0)
+          server_ = std::make_unique<TcpStoreServer>(TcpStoreServerOptions::from_env(env));
+      } else {
+        std::tie(client.host, client.port) = split_address(options_.store_address);
+      }
+      client.token = store_token_from_env();
+      client.connect_timeout = options_.timing.connect_timeout;
+      client.call_timeout = options_.timing.store_timeout;
+      calls_client_ = std::make_unique<TcpStoreClient>(client);
+      beats_client_ = std::make_unique<TcpStoreClient>(client);
+      calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *calls_client_));
+      beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *beats_client_));
+      gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
+
+      GlooOptions gloo;
+      gloo.connect_timeout = options_.timing.connect_timeout;
+      gloo.hostname = options_.gloo_hostname;
+      if (gloo.hostname.empty())
+        gloo.hostname = is_loopback(client.host) ? client.host : this_host_name();
+      if (gloo.hostname == "localhost") gloo.hostname = "127.0.0.1";
+      gloo_ = std::make_unique<GlooCollective>(*gloo_keys_, rank_, world_, gloo);
+      control_ = std::make_unique<ControlPlane>(
+          *calls_, *beats_, rank_, world_, options_.timing,
+          [this](const std::string& reason) { stop_exchanges(reason); });
+    } catch (const CollectiveError& e) {
+      throw CollectiveError(who + ": " + e.what());
+    } catch (const std::exception& e) {
+      throw CollectiveError(who + ": cannot join the group: " + e.what());
+    }
+  }
+
+  ~Group() {
+    if (aborted_) return;
+    try {
+      control_->finish(/*wait_for_all=*/rank_ == 0);
+      // The run's keys go with it, so a standalone store serves the next run clean.
+      if (rank_ == 0) calls_->erase_all();
+    } catch (const std::exception&) {
+      // A rank failing during the barrier has aborted the run already; there is no one to tell.
+    }
+  }
+
+  std::uint32_t rank() const { return rank_; }
+  std::uint32_t world_size() const { return world_; }
+
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                Clock::time_point deadline) {
+    const std::uint64_t sequence = sequence_++;
+    std::vector<std::uint64_t> sizes;
+    try {
+      sizes = control_->ready(sequence, mine.size(), deadline);
+    } catch (const CollectiveError& e) {
+      throw failure(e.what());
+    }
+    std::vector<std::vector<std::byte>> all;
+    control_->watch_peers(true);
+    try {
+      all = gloo_->allgather(mine, Clock::now() + options_.timing.exchange_timeout);
+    } catch (const CollectiveError& e) {
+      control_->watch_peers(false);
+      throw failure("exchange " + std::to_string(sequence) + ": " + e.what());
+    }
+    control_->watch_peers(false);
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (all[r].size() != sizes[r])
+        throw failure("rank " + std::to_string(r) + " sent " + std::to_string(all[r].size()) +
+                      " bytes in exchange " + std::to_string(sequence) + " after announcing " +
+                      std::to_string(sizes[r]));
+    return all;
+  }
+
+  void abort(const std::string& reason) {
+    stop_exchanges(reason);
+    control_->abort(reason);
+  }
+
+ private:
+  void stop_exchanges(const std::string& reason) {
+    aborted_ = true;
+    gloo_->abort(reason);
+  }
+
+  // Aborts the group with `why` (unless a failure came first) and says what stands.
+  CollectiveError failure(const std::string& why) {
+    const std::string reason = "rank " + std::to_string(rank_) + ": " + why;
+    stop_exchanges(reason);
+    const std::string first = control_->abort(reason);
+    const bool ours = first == reason || why.find(first) != std::string::npos;
+    return CollectiveError(ours ? why : why + " (the run was aborted: " + first + ")");
+  }
+
+  std::uint32_t rank_;
+  std::uint32_t world_;
+  ProcessGroupOptions options_;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::unique_ptr<TcpStoreClient> calls_client_;
+  std::unique_ptr<TcpStoreClient> beats_client_;
+  std::unique_ptr<PrefixStore> calls_;
+  std::unique_ptr<PrefixStore> beats_;
+  std::unique_ptr<PrefixStore> gloo_keys_;
+  std::unique_ptr<GlooCollective> gloo_;
+  std::unique_ptr<ControlPlane> control_;  // after gloo_: its abort handler uses it
+  std::atomic<bool> aborted_{false};
+  std::uint64_t sequence_ = 0;
+};
+
+ProcessGroupCollective::ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options)
+    : group_(std::make_unique<Group>(env, std::move(options))) {}
+
+ProcessGroupCollective::~ProcessGroupCollective() = default;
+
+std::uint32_t ProcessGroupCollective::rank() const {
+  return group_->rank();
+}
+std::uint32_t ProcessGroupCollective::world_size() const {
+  return group_->world_size();
+}
+
+std::vector<std::vector<std::byte>> ProcessGroupCollective::allgather(
+    std::span<const std::byte> mine, Clock::time_point deadline) {
+  return group_->allgather(mine, deadline);
+}
+
+void ProcessGroupCollective::abort(const std::string& reason) {
+  group_->abort(reason);
+}
+
+}  // namespace odbatch

@@ -1,0 +1,165 @@
+// The collective of ranks that are processes, its ranks as threads here (each with its own store
+// connections and Gloo pairs over loopback, as separate processes would have): rank 0 hosts the
+// store, every allgather returns every blob, an abort reaches the ranks blocked in an exchange,
+// and a rank that goes away is named dead after peer_timeout.
+#include <doctest/doctest.h>
+
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "odbatch/runtime/local_launcher.hpp"
+#include "odbatch/runtime/process_group_collective.hpp"
+#include "odbatch/runtime/tcp_store_client.hpp"
+#include "odbatch/runtime/tcp_store_server.hpp"
+
+namespace odbatch {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using Bytes = std::vector<std::byte>;
+
+// Generous: only catches hangs.
+constexpr auto kBound = 10s;
+
+ProcessGroupOptions loopback_options() {
+  ProcessGroupOptions options;
+  options.timing.heartbeat_interval = 50ms;
+  options.timing.peer_timeout = 500ms;
+  options.timing.connect_timeout = 10s;
+  options.timing.store_timeout = 5s;
+  options.timing.exchange_timeout = 5s;
+  options.run_id = "test";
+  options.gloo_hostname = "127.0.0.1";
+  return options;
+}
+
+DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
+  DistEnv env;
+  env.rank = rank;
+  env.world_size = world;
+  env.local_rank = rank;
+  env.master_addr = "127.0.0.1";
+  env.master_port = port;
+  return env;
+}
+
+// Every rank's collective, built concurrently (each waits for the others to join the mesh).
+std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t world) {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  std::vector<std::future<std::unique_ptr<ProcessGroupCollective>>> joining;
+  for (std::uint32_t r = 0; r < world; ++r)
+    joining.push_back(std::async(std::launch::async, [=] {
+      return std::make_unique<ProcessGroupCollective>(rank_env(r, world, port), loopback_options());
+    }));
+  std::vector<std::unique_ptr<ProcessGroupCollective>> group;
+  for (auto& j : joining) group.push_back(j.get());
+  return group;
+}
+
+// Destroys every rank's collective at once: rank 0's finish barrier waits for the others.
+void leave_group(std::vector<std::unique_ptr<ProcessGroupCollective>>& group) {
+  std::vector<std::future<void>> leaving;
+  for (auto& member : group)
+    leaving.push_back(std::async(std::launch::async, [&member] { member.reset(); }));
+  for (auto& l : leaving) l.get();
+}
+
+Bytes blob(std::uint32_t rank, std::uint64_t round) {
+  Bytes bytes((rank * 37 + round * 11) % 200);  // some of them empty
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::byte>(rank * 7 + round + i);
+  return bytes;
+}
+
+std::string collective_error_of(std::future<std::vector<Bytes>>& result) {
+  try {
+    result.get();
+  } catch (const CollectiveError& e) {
+    return e.what();
+  }
+  FAIL("no CollectiveError");
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("every rank gets every rank's blob, round after round") {
+  constexpr std::uint32_t kWorld = 3;
+  auto group = join_group(kWorld);
+  for (std::uint64_t round = 0; round < 30; ++round) {
+    std::vector<std::future<std::vector<Bytes>>> results;
+    for (std::uint32_t r = 0; r < kWorld; ++r)
+      results.push_back(std::async(std::launch::async, [&, r] {
+        return group[r]->allgather(blob(r, round), Clock::now() + kBound);
+      }));
+    std::vector<Bytes> expected;
+    for (std::uint32_t r = 0; r < kWorld; ++r) expected.push_back(blob(r, round));
+    for (auto& result : results) CHECK(result.get() == expected);
+  }
+  leave_group(group);
+}
+
+TEST_CASE("an abort reaches the ranks waiting for the round, with its reason") {
+  constexpr std::uint32_t kWorld = 3;
+  auto group = join_group(kWorld);
+  std::vector<std::future<std::vector<Bytes>>> waiting;
+  for (std::uint32_t r : {0u, 2u})
+    waiting.push_back(std::async(std::launch::async, [&, r] {
+      return group[r]->allgather(blob(r, 0), Clock::now() + 60s);
+    }));
+  std::this_thread::sleep_for(100ms);
+  const auto start = Clock::now();
+  group[1]->abort("rank 1: the trainer failed");
+  for (auto& w : waiting) CHECK(contains(collective_error_of(w), "rank 1: the trainer failed"));
+  CHECK(Clock::now() - start < kBound);
+  leave_group(group);
+}
+
+TEST_CASE("a rank that goes away is named dead after peer_timeout") {
+  auto group = join_group(2);
+  // Rank 1 leaves as a finished rank would (no abort); rank 0 still expects a round.
+  group[1].reset();
+  const auto start = Clock::now();
+  auto result = std::async(std::launch::async,
+                           [&] { return group[0]->allgather(blob(0, 0), Clock::now() + 60s); });
+  const auto error = collective_error_of(result);
+  CHECK(contains(error, "rank 1 is dead"));
+  CHECK(Clock::now() - start < kBound);
+  group[0].reset();  // aborted: no finish barrier to wait for
+}
+
+TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name one") {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  TcpStoreServerOptions server_options;
+  server_options.port = port;
+  auto server = std::make_unique<TcpStoreServer>(server_options);
+  std::vector<std::future<std::unique_ptr<ProcessGroupCollective>>> joining;
+  for (std::uint32_t r = 0; r < 2; ++r)
+    joining.push_back(std::async(std::launch::async, [=] {
+      auto options = loopback_options();
+      options.store_address = "127.0.0.1:" + std::to_string(port);
+      // MASTER_PORT is not where the store is: nobody may host one there.
+      return std::make_unique<ProcessGroupCollective>(rank_env(r, 2, 1), options);
+    }));
+  std::vector<std::unique_ptr<ProcessGroupCollective>> group;
+  for (auto& j : joining) group.push_back(j.get());
+  auto other = std::async(std::launch::async,
+                          [&] { return group[1]->allgather(blob(1, 5), Clock::now() + kBound); });
+  const auto mine = group[0]->allgather(blob(0, 5), Clock::now() + kBound);
+  CHECK(mine == other.get());
+  leave_group(group);
+  // Rank 0 cleared the run's keys after the finish barrier.
+  TcpStoreClientOptions client;
+  client.port = port;
+  TcpStoreClient look(client);
+  CHECK(look.erase_prefix("run/test/") == 0);
+}
+
+}  // namespace
+}  // namespace odbatch
