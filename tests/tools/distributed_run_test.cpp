@@ -1,0 +1,203 @@
+// `odbatch run` with ranks that are processes over loopback (the store on rank 0, Gloo between
+// the ranks): the same batches as the in-process backend with the same world size, and faults
+// (a rank stopped or killed mid-epoch) that make every surviving rank fail fast, naming the rank
+// and the round, with no process left running.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <numeric>
+#include <set>
+#include <thread>
+
+#include "cli_test_support.hpp"
+#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/runtime/local_launcher.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = test::scratch().path(name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A pipeline TOML over `records`: small windows and budgets, so that an epoch has many rounds.
+fs::path write_config(const fs::path& dir, const std::vector<test::SftRecord>& records,
+                      const std::string& extra) {
+  const auto data = fs::path(ODBATCH_DATA_DIR);
+  test::write_jsonl(dir / "records.jsonl", records);
+  std::ostringstream toml;
+  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
+       << "image_root = \"" << (data / "images").string() << "\"\n"
+       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
+       << "\"\nworkers = 1\n"
+       << "[images]\nworkers = 1\nmax_pixels = 200704\n"
+       << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 5\n"
+       << "[pipeline]\nscheduler_threads = 2\nround_timeout_ms = 120000\n"
+       << extra;
+  return test::scratch().write(dir.filename().string() + ".toml", toml.str());
+}
+
+std::vector<test::SftRecord> mixed_records(std::size_t text, std::size_t images) {
+  auto records = test::text_records(text);
+  const auto with_images = test::image_records(images, /*wallpapers=*/false);
+  records.insert(records.end(), with_images.begin(), with_images.end());
+  return records;
+}
+
+std::set<SampleId> rejected_ids(const test::LedgerContents& ledger) {
+  std::set<SampleId> ids;
+  for (const auto& r : ledger.rejected) ids.insert(r.id);
+  return ids;
+}
+
+TEST_CASE("four processes over Gloo emit what four in-process ranks emit") {
+  test::require_dataset();
+  constexpr std::uint32_t kWorld = 4;
+  const auto dir = fresh_dir("gloo_vs_inproc");
+  const auto config_file =
+      write_config(dir, mixed_records(480, 40), "[distributed]\nheartbeat_interval_ms = 200\n");
+
+  const auto launched =
+      test::run_cli("launch --nproc 4 -- " + test::shell_quoted(ODBATCH_CLI_PATH) +
+                    " run --no-progress " + test::shell_quoted(config_file) + " --ledger " +
+                    test::shell_quoted(dir / "gloo-{rank}.jsonl"));
+  REQUIRE_MESSAGE(launched.status == 0, launched.err);
+
+  const auto config = PipelineConfig::from_toml_file(config_file);
+  const auto group = InprocGroup::create(kWorld);
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kWorld);
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        Pipeline pipeline(config, DistEnv::inproc(group, rank, kWorld),
+                          PipelineOptions{dir / ("inproc-" + std::to_string(rank) + ".jsonl")});
+        pipeline.start_epoch(0);
+        test::drain(pipeline);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+
+  std::size_t steps = 0;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
+    CAPTURE(rank);
+    REQUIRE_MESSAGE(errors[rank].empty(), errors[rank]);
+    const auto gloo = test::read_ledger(dir / ("gloo-" + std::to_string(rank) + ".jsonl"), 0);
+    const auto inproc = test::read_ledger(dir / ("inproc-" + std::to_string(rank) + ".jsonl"), 0);
+    CHECK(gloo.steps == inproc.steps);
+    CHECK(gloo.end_steps == inproc.end_steps);
+    CHECK(rejected_ids(gloo) == rejected_ids(inproc));
+    steps = inproc.steps.size();
+  }
+  CHECK(steps > 10);  // many rounds, not one
+
+  std::string ledgers;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    ledgers += " " + test::shell_quoted(dir / ("gloo-" + std::to_string(rank) + ".jsonl"));
+  const auto audit =
+      test::run_cli("audit" + ledgers + " --config " + test::shell_quoted(config_file));
+  CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
+}
+
+// Three ranks started by a shell script, each with its own output files; `fault` is a shell
+// command run 3 s in, with $victim set to rank 1's pid, and `after_survivors` one run once ranks 0
+// and 2 have exited. Every rank's exit status and the milliseconds from the fault to its exit
+// land in files.
+struct FaultRun {
+  std::vector<int> status;
+  std::vector<long> ms_after_fault;
+  std::vector<std::string> errors;
+};
+
+FaultRun run_with_fault(const std::string& name, const std::string& fault,
+                        const std::string& after_survivors) {
+  const auto dir = fresh_dir(name);
+  // Slow workers stretch the epoch (about 10 s per rank) so that the fault lands mid-epoch.
+  const auto config_file =
+      write_config(dir, test::text_records(900),
+                   "worker_jitter_us = 20000\n[distributed]\nheartbeat_interval_ms = 200\n"
+                   "peer_timeout_ms = 2000\n");
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  std::ostringstream script;
+  // Ranks 0 and 2 run in subshells that note their end; rank 1 is the odbatch process itself.
+  const std::string rank_command = test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " +
+                                   test::shell_quoted(config_file);
+  script << "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" << port << " WORLD_SIZE=3\n"
+         << "cd " << test::shell_quoted(dir) << "\n"
+         << "for r in 0 2; do\n"
+         << "  (RANK=$r " << rank_command
+         << " >out-$r 2>err-$r; echo $? >rc-$r; date +%s%N >end-$r) &\n"
+         << "  pid[$r]=$!\ndone\n"
+         << "RANK=1 " << rank_command << " >out-1 2>err-1 &\n"
+         << "victim=$!\n"
+         << "sleep 3\n"
+         << "date +%s%N >fault\n"
+         << fault << "\n"
+         << "wait ${pid[0]} ${pid[2]}\n"
+         << after_survivors << "\n"
+         << "wait $victim; echo $? >rc-1; date +%s%N >end-1\n";
+  const auto script_file = test::scratch().write(name + ".sh", script.str());
+  REQUIRE(std::system(("bash " + test::shell_quoted(script_file)).c_str()) == 0);
+  FaultRun run;
+  const auto nanoseconds = [&](const std::string& file) {
+    return std::stoll(test::read_file(dir / file));
+  };
+  for (int r = 0; r < 3; ++r) {
+    const auto rank = std::to_string(r);
+    run.status.push_back(std::stoi(test::read_file(dir / ("rc-" + rank))));
+    run.ms_after_fault.push_back(
+        static_cast<long>((nanoseconds("end-" + rank) - nanoseconds("fault")) / 1'000'000));
+    run.errors.push_back(test::read_file(dir / ("err-" + rank)));
+  }
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// peer_timeout + a heartbeat interval, plus generous room for a loaded machine: only a hang or a
+// failure that waits for a long deadline (the exchange's, a store call's) exceeds it.
+constexpr long kAbortBoundMs = 2000 + 200 + 8000;
+
+TEST_CASE("a rank stopped mid-epoch: the others fail fast, naming it and the round") {
+  test::require_dataset();
+  // Rank 1 is stopped (as by SIGSTOP or a debugger) for longer than peer_timeout, then resumed.
+  const auto run = run_with_fault("stopped_rank", "kill -STOP $victim", "kill -CONT $victim");
+  for (int r : {0, 2}) {
+    CAPTURE(r);
+    CHECK(run.status[r] == 1);
+    CHECK_MESSAGE(contains(run.errors[r], "rank 1 is dead"), run.errors[r]);
+    CHECK_MESSAGE(contains(run.errors[r], " round "), run.errors[r]);
+    CHECK(run.ms_after_fault[r] < kAbortBoundMs);
+    MESSAGE("stopped rank: rank " << r << " failed " << run.ms_after_fault[r] << " ms after");
+  }
+  // The resumed rank finds the run aborted or its store gone: it fails too, it never succeeds.
+  CHECK(run.status[1] == 1);
+  CHECK_MESSAGE(contains(run.errors[1], "pipeline failed"), run.errors[1]);
+}
+
+TEST_CASE("a rank killed mid-epoch: the others fail fast, naming it and the round") {
+  test::require_dataset();
+  const auto run = run_with_fault("killed_rank", "kill -KILL $victim", "");
+  CHECK(run.status[1] == 128 + SIGKILL);
+  for (int r : {0, 2}) {
+    CAPTURE(r);
+    CHECK(run.status[r] == 1);
+    CHECK_MESSAGE(contains(run.errors[r], "rank 1"), run.errors[r]);
+    CHECK_MESSAGE(contains(run.errors[r], " round "), run.errors[r]);
+    CHECK(run.ms_after_fault[r] < kAbortBoundMs);
+    MESSAGE("killed rank: rank " << r << " failed " << run.ms_after_fault[r] << " ms after");
+  }
+}
+
+}  // namespace
+}  // namespace odbatch
