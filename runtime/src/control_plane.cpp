@@ -1,7 +1,6 @@
 #include "odbatch/runtime/control_plane.hpp"
 
 #include <algorithm>
-#include <charconv>
 
 #include "odbatch/runtime/collective.hpp"
 
@@ -13,22 +12,22 @@ const std::string kAbortKey = "abort";
 std::string heartbeat_key(std::uint32_t rank) {
   return "heartbeat/" + std::to_string(rank);
 }
+// Readiness keys go in blocks of this many exchanges, each block under a prefix of its own, so
+// that rank 0 clears a whole finished block with one call.
+constexpr std::uint64_t kReadyBlock = 64;
+
+std::string ready_block(std::uint64_t block) {
+  return "ready/" + std::to_string(block) + "/";
+}
 std::string ready_key(std::uint64_t sequence, std::uint32_t rank) {
-  return "ready/" + std::to_string(sequence) + "/" + std::to_string(rank);
+  return ready_block(sequence / kReadyBlock) + std::to_string(sequence) + "/" +
+         std::to_string(rank);
+}
+std::string left_key(std::uint32_t rank) {
+  return "left/" + std::to_string(rank);
 }
 std::string finished_key(std::uint32_t rank) {
   return "finished/" + std::to_string(rank);
-}
-
-std::uint64_t parse_size(const std::vector<std::byte>& value, std::uint32_t rank,
-                         std::uint64_t sequence) {
-  const std::string text = store_text(value);
-  std::uint64_t size = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), size);
-  if (error != std::errc{} || end != text.data() + text.size())
-    throw CollectiveError("rank " + std::to_string(rank) + " published a malformed size '" + text +
-                          "' for exchange " + std::to_string(sequence));
-  return size;
 }
 
 std::string rank_list(const std::vector<std::uint32_t>& ranks) {
@@ -169,14 +168,13 @@ void ControlPlane::wait_live(const std::vector<std::string>& keys,
   }
 }
 
-std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint64_t size,
-                                               Clock::time_point deadline) {
-  std::vector<std::uint64_t> sizes(world_);
+void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time_point deadline) {
   try {
+    // Every rank saw the previous block's keys before it joined that block's last exchange, which
+    // has completed: the block can go.
+    if (rank_ == 0 && sequence % kReadyBlock == 0 && sequence > 0)
+      calls_.erase_prefix(ready_block(sequence / kReadyBlock - 1));
     calls_.set(ready_key(sequence, rank_), store_bytes(std::to_string(size)));
-    // Every rank read our previous readiness before it joined the previous exchange, which has
-    // completed: its key can go.
-    if (sequence > 0) calls_.erase(ready_key(sequence - 1, rank_));
     std::vector<std::string> keys;
     std::vector<std::uint32_t> ranks;
     for (std::uint32_t r = 0; r < world_; ++r)
@@ -185,15 +183,9 @@ std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint
         ranks.push_back(r);
       }
     wait_live(keys, ranks, deadline, "ready for exchange " + std::to_string(sequence));
-    for (std::uint32_t r = 0; r < world_; ++r)
-      sizes[r] = r == rank_
-                     ? size
-                     : parse_size(calls_.get(ready_key(sequence, r), std::chrono::milliseconds(0)),
-                                  r, sequence);
   } catch (const StoreError& e) {
     throw CollectiveError(e.what());
   }
-  return sizes;
 }
 
 void ControlPlane::finish(bool wait_for_all) {
@@ -210,6 +202,19 @@ void ControlPlane::finish(bool wait_for_all) {
     wait_live(keys, ranks, std::nullopt, "finished");
   } catch (const StoreError& e) {
     throw CollectiveError(e.what());
+  }
+}
+
+void ControlPlane::leave_aborted(bool wait_for_others) {
+  calls_.set(left_key(rank_), store_bytes("1"));
+  if (!wait_for_others) return;
+  std::vector<std::string> keys;
+  for (std::uint32_t r = 0; r < world_; ++r)
+    if (r != rank_) keys.push_back(left_key(r));
+  try {
+    calls_.wait(keys, timing_.peer_timeout);
+  } catch (const StoreError&) {
+    // Some rank is dead or stuck: it has had its chance to read the abort.
   }
 }
 

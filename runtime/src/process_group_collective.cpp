@@ -1,5 +1,6 @@
 #include "odbatch/runtime/process_group_collective.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,6 +51,15 @@ std::pair<std::string, std::uint16_t> split_address(const std::string& address) 
   throw CollectiveError("ODBATCH_STORE_ADDR='" + address + "': expected host:port");
 }
 
+// Gloo writes to its peers' sockets without MSG_NOSIGNAL: a peer that dies mid-exchange would
+// kill this process with SIGPIPE instead of failing the exchange. Ignored unless the program
+// chose a handler of its own.
+void ignore_sigpipe_unless_handled() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
+}
+
 }  // namespace
 
 ProcessGroupOptions ProcessGroupOptions::from_env(const DistributedConfig& timing) {
@@ -66,6 +76,7 @@ class ProcessGroupCollective::Group {
   Group(const DistEnv& env, ProcessGroupOptions options)
       : rank_(env.rank), world_(env.world_size), options_(std::move(options)) {
     const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(world_);
+    ignore_sigpipe_unless_handled();
     try {
       TcpStoreClientOptions client;
       if (options_.store_address.empty()) {
@@ -105,7 +116,10 @@ class ProcessGroupCollective::Group {
   }
 
   ~Group() {
-    if (aborted_) return;
+    if (aborted_) {
+      leave_aborted_run();
+      return;
+    }
     try {
       control_->finish(/*wait_for_all=*/rank_ == 0);
       // The run's keys go with it, so a standalone store serves the next run clean.
@@ -121,9 +135,8 @@ class ProcessGroupCollective::Group {
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) {
     const std::uint64_t sequence = sequence_++;
-    std::vector<std::uint64_t> sizes;
     try {
-      sizes = control_->ready(sequence, mine.size(), deadline);
+      control_->ready(sequence, mine.size(), deadline);
     } catch (const CollectiveError& e) {
       throw failure(e.what());
     }
@@ -136,11 +149,6 @@ class ProcessGroupCollective::Group {
       throw failure("exchange " + std::to_string(sequence) + ": " + e.what());
     }
     control_->watch_peers(false);
-    for (std::uint32_t r = 0; r < world_; ++r)
-      if (all[r].size() != sizes[r])
-        throw failure("rank " + std::to_string(r) + " sent " + std::to_string(all[r].size()) +
-                      " bytes in exchange " + std::to_string(sequence) + " after announcing " +
-                      std::to_string(sizes[r]));
     return all;
   }
 
@@ -150,6 +158,16 @@ class ProcessGroupCollective::Group {
   }
 
  private:
+  // Rank 0 keeps its store serving until the other ranks have read the abort (each says so
+  // on leaving) or peer_timeout passed, so that they report the cause rather than a lost store.
+  void leave_aborted_run() {
+    try {
+      control_->leave_aborted(/*wait_for_others=*/server_ != nullptr);
+    } catch (const std::exception&) {
+      // Nothing more to tell anyone.
+    }
+  }
+
   void stop_exchanges(const std::string& reason) {
     aborted_ = true;
     gloo_->abort(reason);

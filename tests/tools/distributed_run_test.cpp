@@ -180,7 +180,8 @@ TEST_CASE("a rank stopped mid-epoch: the others fail fast, naming it and the rou
     CHECK(run.ms_after_fault[r] < kAbortBoundMs);
     MESSAGE("stopped rank: rank " << r << " failed " << run.ms_after_fault[r] << " ms after");
   }
-  // The resumed rank finds the run aborted or its store gone: it fails too, it never succeeds.
+  // The resumed rank finds its store gone (rank 0 stopped serving once the others had left, or
+  // peer_timeout after the abort): it fails too, it never succeeds.
   CHECK(run.status[1] == 1);
   CHECK_MESSAGE(contains(run.errors[1], "pipeline failed"), run.errors[1]);
 }

@@ -35,12 +35,12 @@ class ControlPlane {
   ControlPlane(const ControlPlane&) = delete;
   ControlPlane& operator=(const ControlPlane&) = delete;
 
-  // Publishes "ready for exchange `sequence` with `size` bytes" and returns every rank's size once
-  // all are ready. Throws CollectiveError naming the cause: the abort key's reason, a peer whose
-  // heartbeat stopped for peer_timeout (with its rank), the ranks not ready at `deadline`, or the
-  // store failing.
-  std::vector<std::uint64_t> ready(std::uint64_t sequence, std::uint64_t size,
-                                   Clock::time_point deadline);
+  // Publishes "ready for exchange `sequence` with `size` bytes" and returns once every rank is
+  // ready: two store calls when nobody is late. Throws CollectiveError naming the cause: the abort
+  // key's reason, a peer whose heartbeat stopped for peer_timeout (with its rank), the ranks not
+  // ready at `deadline`, or the store failing. (The sizes stay on the store for whoever looks into
+  // a stuck run; the exchange carries its own.)
+  void ready(std::uint64_t sequence, std::uint64_t size, Clock::time_point deadline);
 
   // Writes `reason` to the abort key unless a failure is already there; returns the reason that
   // stands (the first). Never throws: with the store gone, returns `reason`.
@@ -56,6 +56,10 @@ class ControlPlane {
   // Says this rank is finished. With `wait_for_all` (the store's host, before it stops serving),
   // then waits until every rank is, liveness-checked like ready().
   void finish(bool wait_for_all);
+
+  // Says this rank has left an aborted run. With `wait_for_others` (the store's host), then waits
+  // until every other rank has too, or peer_timeout passed (a dead rank never says so).
+  void leave_aborted(bool wait_for_others);
 
   std::uint32_t rank() const { return rank_; }
 

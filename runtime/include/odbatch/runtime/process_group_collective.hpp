@@ -2,8 +2,8 @@
 // The round collective of ranks that are processes, on one machine or many (docs/distributed.md):
 // the control plane on the TCP store (rank 0 hosts it at MASTER_ADDR:MASTER_PORT unless
 // ODBATCH_STORE_ADDR names a standalone `odbatch store`) around a Gloo mesh built through that
-// store. Each allgather is one round: readiness with every rank's size on the store, checked for
-// liveness and for the abort key, then one Gloo exchange with a deadline of its own.
+// store. Each allgather is one round: readiness on the store, checked for liveness and for the
+// abort key, then one Gloo exchange (sizes, then blobs) with a deadline of its own.
 #include <chrono>
 #include <memory>
 #include <string>
