@@ -13,7 +13,7 @@ std::vector<caf::actor> Wiring::all() const {
 
 EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
                            std::shared_ptr<BatchQueue> queue, PipelineStats& stats,
-                           LedgerWriter* ledger, Collective& collective)
+                           LedgerWriter* ledger, Collective& collective, FlightRecorder* recorder)
     : resources_(std::move(resources)),
       epoch_(epoch),
       shard_spec_{resources_->config.batching.seed,
@@ -27,6 +27,7 @@ EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, s
       stats_(stats),
       ledger_(ledger),
       collective_(collective),
+      recorder_(recorder),
       started_(std::chrono::steady_clock::now()) {}
 
 void EpochContext::reject(const Rejection& rejection) {
@@ -39,8 +40,19 @@ void EpochContext::reject(const Rejection& rejection) {
 
 void EpochContext::fail(const std::string& reason) {
   if (failed_.exchange(true)) return;
-  const std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
-                              std::to_string(epoch_) + ": " + reason;
+  std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
+                        std::to_string(epoch_) + ": " + reason;
+  if (recorder_) {
+    auto dir = config().distributed.flight_recorder_dir;
+    if (dir.empty()) dir = std::filesystem::temp_directory_path();
+    const auto file = dir / ("odbatch-flight-rank" + std::to_string(resources_->rank) + ".json");
+    try {
+      recorder_->write(file);
+      message += " (last rounds: " + file.string() + ")";
+    } catch (const std::exception& e) {
+      message += " (flight recorder not written: " + std::string(e.what()) + ")";
+    }
+  }
   queue_->fail(std::make_exception_ptr(std::runtime_error(message)));
   collective_.abort(message);
   stop_actors();

@@ -15,6 +15,7 @@
 #include "odbatch/runtime/chat_tokenizer.hpp"
 #include "odbatch/runtime/collective.hpp"
 #include "odbatch/runtime/epoch_shard.hpp"
+#include "odbatch/runtime/flight_recorder.hpp"
 #include "odbatch/runtime/jsonl_index.hpp"
 #include "odbatch/runtime/ledger_writer.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
@@ -47,7 +48,7 @@ class EpochContext {
  public:
   EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
                std::shared_ptr<BatchQueue> queue, PipelineStats& stats, LedgerWriter* ledger,
-               Collective& collective);
+               Collective& collective, FlightRecorder* recorder);
 
   const PipelineResources& resources() const { return *resources_; }
   const PipelineConfig& config() const { return resources_->config; }
@@ -58,6 +59,7 @@ class EpochContext {
   PipelineStats& stats() { return stats_; }
   LedgerWriter* ledger() { return ledger_; }
   Collective& collective() { return collective_; }
+  FlightRecorder* recorder() { return recorder_; }
   Wiring& wiring() { return wiring_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
 
@@ -66,7 +68,8 @@ class EpochContext {
   void reject(const Rejection& rejection);
 
   // Ends the epoch with an error the trainer's next_batch() rethrows; the first failure wins.
-  // Wakes everything that could wait: the batch queue, the collective, and every actor.
+  // Wakes everything that could wait: the batch queue, the collective, and every actor. Writes
+  // the flight recorder's rounds, when there is one, and says where.
   void fail(const std::string& reason);
   bool failed() const { return failed_.load(); }
 
@@ -82,6 +85,7 @@ class EpochContext {
   PipelineStats& stats_;
   LedgerWriter* ledger_;
   Collective& collective_;
+  FlightRecorder* recorder_;
   Wiring wiring_;
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};

@@ -25,6 +25,7 @@ struct Pipeline::Impl {
   std::unique_ptr<Collective> collective;
   std::unique_ptr<PipelineStats> stats = std::make_unique<PipelineStats>();
   std::unique_ptr<LedgerWriter> ledger;
+  std::unique_ptr<FlightRecorder> recorder;  // across epochs; none when configured off
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
@@ -59,8 +60,8 @@ std::uint32_t scheduler_threads(const FlowConfig& flow) {
 
 void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
-  epoch =
-      std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(), *collective);
+  epoch = std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(),
+                                         *collective, recorder.get());
   if (ledger) {
     ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
                                     resources->index->fingerprint(), epoch->shard_spec()});
@@ -106,6 +107,8 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
   impl_->dist = std::move(dist);
   impl_->collective = impl_->dist.make_collective(impl_->resources->config.distributed);
   if (options.ledger) impl_->ledger = std::make_unique<LedgerWriter>(*options.ledger);
+  if (const auto rounds = impl_->resources->config.distributed.flight_recorder_rounds; rounds > 0)
+    impl_->recorder = std::make_unique<FlightRecorder>(impl_->dist.rank, rounds);
   impl_->system_config = std::make_unique<caf::actor_system_config>();
   impl_->system_config->set("scheduler.max-threads",
                             scheduler_threads(impl_->resources->config.flow));

@@ -213,6 +213,15 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [=](const toml::node& n, PipelineConfig& c) {
          c.distributed.exchange_timeout = milliseconds(n);
        }},
+      {"flight_recorder_rounds",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.distributed.flight_recorder_rounds =
+             static_cast<std::uint32_t>(integer(n, 0, 1'000'000));
+       }},
+      {"flight_recorder_dir",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.distributed.flight_recorder_dir = resolved(base_dir, text(n));
+       }},
   };
   return tables;
 }

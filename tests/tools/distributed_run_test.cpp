@@ -112,6 +112,7 @@ TEST_CASE("four processes over Gloo emit what four in-process ranks emit") {
 // and 2 have exited. Every rank's exit status and the milliseconds from the fault to its exit
 // land in files.
 struct FaultRun {
+  fs::path dir;  // also holds each rank's flight recorder file
   std::vector<int> status;
   std::vector<long> ms_after_fault;
   std::vector<std::string> errors;
@@ -124,7 +125,8 @@ FaultRun run_with_fault(const std::string& name, const std::string& fault,
   const auto config_file =
       write_config(dir, test::text_records(900),
                    "worker_jitter_us = 20000\n[distributed]\nheartbeat_interval_ms = 200\n"
-                   "peer_timeout_ms = 2000\n");
+                   "peer_timeout_ms = 2000\nflight_recorder_dir = \"" +
+                       dir.string() + "\"\n");
   const std::uint16_t port = free_tcp_port("127.0.0.1");
   std::ostringstream script;
   // Ranks 0 and 2 run in subshells that note their end; rank 1 is the odbatch process itself.
@@ -147,6 +149,7 @@ FaultRun run_with_fault(const std::string& name, const std::string& fault,
   const auto script_file = test::scratch().write(name + ".sh", script.str());
   REQUIRE(std::system(("bash " + test::shell_quoted(script_file)).c_str()) == 0);
   FaultRun run;
+  run.dir = dir;
   const auto nanoseconds = [&](const std::string& file) {
     return std::stoll(test::read_file(dir / file));
   };
@@ -197,6 +200,13 @@ TEST_CASE("a rank killed mid-epoch: the others fail fast, naming it and the roun
     CHECK_MESSAGE(contains(run.errors[r], " round "), run.errors[r]);
     CHECK(run.ms_after_fault[r] < kAbortBoundMs);
     MESSAGE("killed rank: rank " << r << " failed " << run.ms_after_fault[r] << " ms after");
+    // The flight recorder's file, named in the error, ends with the failed round.
+    const auto recorder_file = run.dir / ("odbatch-flight-rank" + std::to_string(r) + ".json");
+    CHECK(contains(run.errors[r], "last rounds: " + recorder_file.string()));
+    const auto rounds = nlohmann::json::parse(test::read_file(recorder_file))["rounds"];
+    REQUIRE(rounds.size() > 1);
+    CHECK(contains(rounds.back()["failure"].get<std::string>(), "rank 1"));
+    CHECK(!rounds.front().contains("failure"));
   }
 }
 

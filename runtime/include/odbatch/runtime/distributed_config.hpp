@@ -1,8 +1,10 @@
 #pragma once
-// The timing of ranks that are processes ([distributed] in the pipeline TOML): how liveness is
-// judged and how long each kind of wait may last. Together they bound how fast a failure stops
-// every rank (docs/distributed.md, "How fast a failure stops every rank").
+// How ranks coordinate ([distributed] in the pipeline TOML): how liveness is judged and how long
+// each kind of wait may last, which together bound how fast a failure stops every rank
+// (docs/distributed.md, "How fast a failure stops every rank"), and the flight recorder.
 #include <chrono>
+#include <cstdint>
+#include <filesystem>
 
 namespace odbatch {
 
@@ -17,6 +19,10 @@ struct DistributedConfig {
   std::chrono::milliseconds store_timeout{30'000};
   // The Gloo exchange once every rank is ready: only the network can hold it up.
   std::chrono::milliseconds exchange_timeout{60'000};
+  // The last this many rounds are kept (0: none) and written when the run fails, to
+  // flight_recorder_dir/odbatch-flight-rank<R>.json (empty: the system's temporary directory).
+  std::uint32_t flight_recorder_rounds = 64;
+  std::filesystem::path flight_recorder_dir;
 };
 
 // Throws ConfigError naming the field ("heartbeat_interval_ms", ...) of a zero timeout or a

@@ -9,6 +9,7 @@
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/proposal.hpp"
 #include "odbatch/runtime/collective.hpp"
+#include "odbatch/runtime/flight_recorder.hpp"
 
 namespace odbatch {
 
@@ -20,8 +21,9 @@ class RoundError : public std::runtime_error {
 
 class RoundCoordinator {
  public:
+  // Every round, done or failed, goes to `recorder` when there is one (it must outlive this).
   RoundCoordinator(Collective& collective, BatchingConfig config,
-                   std::chrono::milliseconds round_deadline);
+                   std::chrono::milliseconds round_deadline, FlightRecorder* recorder = nullptr);
 
   // Runs round `proposal.round` of `proposal.epoch`: fills in the version, fingerprint and the
   // previous plan's digest, exchanges, checks and plans. Throws RoundError (and aborts the
@@ -32,9 +34,13 @@ class RoundCoordinator {
   void start_epoch() { prev_digest_ = 0; }
 
  private:
+  // run_round's work; fills in `record` as it goes.
+  RoundPlan exchange_and_plan(const Proposal& proposal, RoundTrace& record);
+
   Collective& collective_;
   BatchingConfig config_;
   std::chrono::milliseconds round_deadline_;
+  FlightRecorder* recorder_;
   std::uint64_t fingerprint_;
   std::uint64_t prev_digest_ = 0;
 };
