@@ -147,6 +147,11 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
                                      .count()),
       std::memory_order_relaxed);
   if (!batch) {
+    // Every rank's trainer has taken the epoch's last batch before any rank reports its end.
+    if (!impl_->epoch_finished)
+      impl_->collective->finish_epoch(
+          impl_->epoch->epoch(),
+          std::chrono::steady_clock::now() + impl_->resources->config.flow.round_timeout);
     impl_->epoch_finished = true;
     return nullptr;
   }

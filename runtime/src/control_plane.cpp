@@ -1,6 +1,7 @@
 #include "odbatch/runtime/control_plane.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "odbatch/runtime/collective.hpp"
 
@@ -23,11 +24,24 @@ std::string ready_key(std::uint64_t sequence, std::uint32_t rank) {
   return ready_block(sequence / kReadyBlock) + std::to_string(sequence) + "/" +
          std::to_string(rank);
 }
+std::string epoch_done_block(std::uint64_t epoch) {
+  return "epoch_done/" + std::to_string(epoch) + "/";
+}
 std::string left_key(std::uint32_t rank) {
   return "left/" + std::to_string(rank);
 }
 std::string finished_key(std::uint32_t rank) {
   return "finished/" + std::to_string(rank);
+}
+
+std::int64_t heartbeat_count(const std::vector<std::byte>& value, std::uint32_t rank) {
+  const std::string text = store_text(value);
+  std::int64_t count = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (error != std::errc{} || end != text.data() + text.size())
+    throw CollectiveError("rank " + std::to_string(rank) + "'s heartbeat is not a counter: '" +
+                          text + "'");
+  return count;
 }
 
 std::string rank_list(const std::vector<std::uint32_t>& ranks) {
@@ -89,9 +103,12 @@ void ControlPlane::heartbeat_loop() {
         }
       }
     } catch (const StoreError& e) {
-      // A lost store (its host died) fails every rank: nothing can be coordinated any more.
-      store_lost = e.kind() == StoreError::Kind::connection;
+      // A lost store (its host died) fails every rank: nothing can be coordinated any more. A
+      // refused heartbeat would make this rank look dead to the others: say why instead.
+      store_lost = e.kind() != StoreError::Kind::timeout;
       if (store_lost) report("rank " + std::to_string(rank_) + " lost the store: " + e.what());
+    } catch (const std::exception& e) {
+      report("rank " + std::to_string(rank_) + ": heartbeat failed: " + e.what());
     }
     lock.lock();
     if (store_lost) return;
@@ -120,12 +137,17 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
     std::optional<std::int64_t> count;
     const auto key = heartbeat_key(r);
     if (store.check({key}))
-      count = std::stoll(store_text(store.get(key, std::chrono::milliseconds(0))));
+      count = heartbeat_count(store.get(key, std::chrono::milliseconds(0)), r);
     const auto [it, first_look] = beats.try_emplace(r, PeerBeat{count, now});
     PeerBeat& beat = it->second;
     if (first_look || beat.count != count) {
       beat = PeerBeat{count, now};
     } else if (now - beat.since > timing_.peer_timeout) {
+      // A rank that left on purpose is not dead, but it will not take part either.
+      const char* gone = store.check({finished_key(r)}) ? " has finished the run"
+                         : store.check({left_key(r)})   ? " has left the aborted run"
+                                                        : nullptr;
+      if (gone) throw CollectiveError("rank " + std::to_string(r) + gone + " while " + what);
       throw CollectiveError("rank " + std::to_string(r) + " is dead: no heartbeat for " +
                             std::to_string(count_ms(now - beat.since)) + " ms (peer_timeout " +
                             std::to_string(timing_.peer_timeout.count()) + " ms) while " + what);
@@ -188,6 +210,27 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
   }
 }
 
+void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline) {
+  try {
+    // A rank at this barrier has seen every rank pass the previous one (the epoch's rounds
+    // needed them all): its keys can go.
+    if (rank_ == 0 && epoch > 0) calls_.erase_prefix(epoch_done_block(epoch - 1));
+    calls_.set(epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1"));
+    std::vector<std::string> keys;
+    std::vector<std::uint32_t> ranks;
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != rank_) {
+        keys.push_back(epoch_done_block(epoch) + std::to_string(r));
+        ranks.push_back(r);
+      }
+    const std::string what = "at the end of epoch " + std::to_string(epoch);
+    wait_live(keys, ranks, deadline, what);
+    if (auto reason = abort_reason()) throw CollectiveError("aborted " + what + ": " + *reason);
+  } catch (const StoreError& e) {
+    throw CollectiveError(e.what());
+  }
+}
+
 void ControlPlane::finish(bool wait_for_all) {
   try {
     calls_.set(finished_key(rank_), store_bytes("1"));
@@ -199,7 +242,7 @@ void ControlPlane::finish(bool wait_for_all) {
         keys.push_back(finished_key(r));
         ranks.push_back(r);
       }
-    wait_live(keys, ranks, std::nullopt, "finished");
+    wait_live(keys, ranks, Clock::now() + timing_.connect_timeout, "finished");
   } catch (const StoreError& e) {
     throw CollectiveError(e.what());
   }
@@ -210,9 +253,9 @@ void ControlPlane::leave_aborted(bool wait_for_others) {
   if (!wait_for_others) return;
   std::vector<std::string> keys;
   for (std::uint32_t r = 0; r < world_; ++r)
-    if (r != rank_) keys.push_back(left_key(r));
+    if (r != rank_ && !calls_.check({finished_key(r)})) keys.push_back(left_key(r));
   try {
-    calls_.wait(keys, timing_.peer_timeout);
+    if (!keys.empty()) calls_.wait(keys, timing_.peer_timeout);
   } catch (const StoreError&) {
     // Some rank is dead or stuck: it has had its chance to read the abort.
   }

@@ -1,6 +1,8 @@
 #include "odbatch/runtime/flight_recorder.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
@@ -50,8 +52,11 @@ void FlightRecorder::write(const std::filesystem::path& file) const {
   temporary += ".tmp";
   {
     std::ofstream out(temporary);
-    out << report.dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+    // Failure texts can carry any bytes a peer wrote to the abort key.
+    out << report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    out.close();
+    if (!out)
+      throw std::runtime_error("cannot write " + temporary.string() + ": " + std::strerror(errno));
   }
   std::error_code error;
   std::filesystem::rename(temporary, file, error);

@@ -66,6 +66,10 @@ ProcessGroupOptions ProcessGroupOptions::from_env(const DistributedConfig& timin
   ProcessGroupOptions options;
   options.timing = timing;
   options.run_id = env_or("ODBATCH_RUN_ID", env_or("TORCHELASTIC_RUN_ID", "default"));
+  // An elastic restart keeps the run id: its restart count keeps it clear of the failed
+  // incarnation's keys.
+  if (const auto restart = env_or("TORCHELASTIC_RESTART_COUNT", ""); !restart.empty())
+    options.run_id += "-restart" + restart;
   options.store_address = env_or("ODBATCH_STORE_ADDR", "");
   options.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
   return options;
@@ -116,17 +120,19 @@ class ProcessGroupCollective::Group {
   }
 
   ~Group() {
-    if (aborted_) {
-      leave_aborted_run();
-      return;
+    if (!aborted_) {
+      try {
+        control_->finish(/*wait_for_all=*/rank_ == 0);
+        // The run's keys go with it, so a standalone store serves the next run clean.
+        if (rank_ == 0) calls_->erase_all();
+        control_.reset();  // joins the heartbeat thread while every member is still alive
+        return;
+      } catch (const std::exception& e) {
+        control_->abort("rank " + std::to_string(rank_) + ": at shutdown: " + e.what());
+      }
     }
-    try {
-      control_->finish(/*wait_for_all=*/rank_ == 0);
-      // The run's keys go with it, so a standalone store serves the next run clean.
-      if (rank_ == 0) calls_->erase_all();
-    } catch (const std::exception&) {
-      // A rank failing during the barrier has aborted the run already; there is no one to tell.
-    }
+    leave_aborted_run();
+    control_.reset();
   }
 
   std::uint32_t rank() const { return rank_; }
@@ -135,6 +141,7 @@ class ProcessGroupCollective::Group {
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) {
     const std::uint64_t sequence = sequence_++;
+    if (aborted_) throw failure("exchange " + std::to_string(sequence) + " after an abort");
     try {
       control_->ready(sequence, mine.size(), deadline);
     } catch (const CollectiveError& e) {
@@ -153,16 +160,28 @@ class ProcessGroupCollective::Group {
   }
 
   void abort(const std::string& reason) {
-    stop_exchanges(reason);
-    control_->abort(reason);
+    // The abort key first: peers that see their exchange break must find the cause there.
+    const std::string first = control_->abort(reason);
+    stop_exchanges(first);
+  }
+
+  void finish_epoch(std::uint64_t epoch, Clock::time_point deadline) {
+    try {
+      control_->finish_epoch(epoch, deadline);
+    } catch (const CollectiveError& e) {
+      throw failure(e.what());
+    }
   }
 
  private:
-  // Rank 0 keeps its store serving until the other ranks have read the abort (each says so
-  // on leaving) or peer_timeout passed, so that they report the cause rather than a lost store.
+  // Rank 0 keeps the run's keys (and the store it may host) until the other ranks have read
+  // the abort (each says so on leaving) or peer_timeout passed, so that they report the cause
+  // rather than a lost store; then it clears them, so that a standalone store serves the next
+  // run clean.
   void leave_aborted_run() {
     try {
-      control_->leave_aborted(/*wait_for_others=*/server_ != nullptr);
+      control_->leave_aborted(/*wait_for_others=*/rank_ == 0);
+      if (rank_ == 0) calls_->erase_all();
     } catch (const std::exception&) {
       // Nothing more to tell anyone.
     }
@@ -176,8 +195,8 @@ class ProcessGroupCollective::Group {
   // Aborts the group with `why` (unless a failure came first) and says what stands.
   CollectiveError failure(const std::string& why) {
     const std::string reason = "rank " + std::to_string(rank_) + ": " + why;
-    stop_exchanges(reason);
     const std::string first = control_->abort(reason);
+    stop_exchanges(first);
     const bool ours = first == reason || why.find(first) != std::string::npos;
     return CollectiveError(ours ? why : why + " (the run was aborted: " + first + ")");
   }
@@ -191,10 +210,10 @@ class ProcessGroupCollective::Group {
   std::unique_ptr<PrefixStore> calls_;
   std::unique_ptr<PrefixStore> beats_;
   std::unique_ptr<PrefixStore> gloo_keys_;
-  std::unique_ptr<GlooCollective> gloo_;
-  std::unique_ptr<ControlPlane> control_;  // after gloo_: its abort handler uses it
   std::atomic<bool> aborted_{false};
   std::uint64_t sequence_ = 0;
+  std::unique_ptr<GlooCollective> gloo_;
+  std::unique_ptr<ControlPlane> control_;  // last: its heartbeat thread uses every member above
 };
 
 ProcessGroupCollective::ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options)
@@ -216,6 +235,10 @@ std::vector<std::vector<std::byte>> ProcessGroupCollective::allgather(
 
 void ProcessGroupCollective::abort(const std::string& reason) {
   group_->abort(reason);
+}
+
+void ProcessGroupCollective::finish_epoch(std::uint64_t epoch, Clock::time_point deadline) {
+  group_->finish_epoch(epoch, deadline);
 }
 
 }  // namespace odbatch

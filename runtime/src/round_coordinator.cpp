@@ -51,8 +51,10 @@ RoundPlan RoundCoordinator::exchange_and_plan(const Proposal& proposal, RoundTra
   };
   const auto where = round_name(proposal);
   const auto fail = [&](const std::string& why) -> RoundError {
-    collective_.abort(where + ": " + why);
-    return RoundError("rank " + std::to_string(collective_.rank()) + ", " + where + ": " + why);
+    const std::string reason =
+        "rank " + std::to_string(collective_.rank()) + ", " + where + ": " + why;
+    collective_.abort(reason);
+    return RoundError(reason);
   };
 
   std::vector<std::vector<std::byte>> frames;

@@ -1,7 +1,7 @@
 // The collective of ranks that are processes, its ranks as threads here (each with its own store
 // connections and Gloo pairs over loopback, as separate processes would have): rank 0 hosts the
 // store, every allgather returns every blob, an abort reaches the ranks blocked in an exchange,
-// and a rank that goes away is named dead after peer_timeout.
+// a rank that left is named, and the epoch's end is a barrier that a failure breaks.
 #include <doctest/doctest.h>
 
 #include <future>
@@ -121,17 +121,44 @@ TEST_CASE("an abort reaches the ranks waiting for the round, with its reason") {
   leave_group(group);
 }
 
-TEST_CASE("a rank that goes away is named dead after peer_timeout") {
+TEST_CASE("a rank that has finished while another still expects a round is named") {
   auto group = join_group(2);
-  // Rank 1 leaves as a finished rank would (no abort); rank 0 still expects a round.
+  // Rank 1 leaves as a finished rank does (no abort); rank 0 still expects a round.
   group[1].reset();
   const auto start = Clock::now();
   auto result = std::async(std::launch::async,
                            [&] { return group[0]->allgather(blob(0, 0), Clock::now() + 60s); });
   const auto error = collective_error_of(result);
-  CHECK(contains(error, "rank 1 is dead"));
+  CHECK(contains(error, "rank 1 has finished the run"));
   CHECK(Clock::now() - start < kBound);
   group[0].reset();  // aborted: no finish barrier to wait for
+}
+
+TEST_CASE("the epoch's end waits for every rank, and fails when one fails instead") {
+  auto group = join_group(3);
+  {
+    std::vector<std::future<void>> ending;
+    for (auto& member : group)
+      ending.push_back(std::async(std::launch::async,
+                                  [&member] { member->finish_epoch(0, Clock::now() + kBound); }));
+    for (auto& e : ending) e.get();
+  }
+  // Epoch 1: rank 2 fails before reaching its end; the others must not report success.
+  std::vector<std::future<void>> ending;
+  for (std::uint32_t r : {0u, 1u})
+    ending.push_back(
+        std::async(std::launch::async, [&, r] { group[r]->finish_epoch(1, Clock::now() + 60s); }));
+  std::this_thread::sleep_for(100ms);
+  group[2]->abort("rank 2: its trainer crashed");
+  for (auto& e : ending) {
+    try {
+      e.get();
+      FAIL("a rank reported the end of an epoch that another rank failed in");
+    } catch (const CollectiveError& error) {
+      CHECK(contains(error.what(), "rank 2: its trainer crashed"));
+    }
+  }
+  leave_group(group);
 }
 
 TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name one") {

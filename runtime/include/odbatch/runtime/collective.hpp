@@ -33,6 +33,12 @@ class Collective {
 
   // Fails every pending and future collective of the group with `reason`; the first reason wins.
   virtual void abort(const std::string& reason) = 0;
+
+  // Called by every rank once its trainer has taken an epoch's last batch: returns when every
+  // rank got there, so that no rank reports a finished epoch while another has failed in it.
+  // Throws CollectiveError naming the cause otherwise. Ranks that are threads of one process
+  // share its fate and need no barrier.
+  virtual void finish_epoch(std::uint64_t /*epoch*/, Clock::time_point /*deadline*/) {}
 };
 
 }  // namespace odbatch

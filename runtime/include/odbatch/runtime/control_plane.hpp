@@ -53,6 +53,10 @@ class ControlPlane {
   // thread also checks every peer's liveness and aborts the run when one is dead.
   void watch_peers(bool watching) { watching_ = watching; }
 
+  // Says this rank has finished epoch `epoch` and waits, liveness-checked like ready(), until
+  // every rank has; then checks that the run was not aborted meanwhile.
+  void finish_epoch(std::uint64_t epoch, Clock::time_point deadline);
+
   // Says this rank is finished. With `wait_for_all` (the store's host, before it stops serving),
   // then waits until every rank is, liveness-checked like ready().
   void finish(bool wait_for_all);

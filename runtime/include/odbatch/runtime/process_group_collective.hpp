@@ -17,7 +17,7 @@ namespace odbatch {
 struct ProcessGroupOptions {
   DistributedConfig timing;
   // The run's namespace in the store; ranks of one run must agree (ODBATCH_RUN_ID, else
-  // TORCHELASTIC_RUN_ID, else "default").
+  // TORCHELASTIC_RUN_ID, else "default"; "-restart<N>" added under TORCHELASTIC_RESTART_COUNT).
   std::string run_id = "default";
   // "host:port" of a standalone store; empty: rank 0 hosts one at MASTER_ADDR:MASTER_PORT.
   std::string store_address;
@@ -45,6 +45,7 @@ class ProcessGroupCollective final : public Collective {
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) override;
   void abort(const std::string& reason) override;
+  void finish_epoch(std::uint64_t epoch, Clock::time_point deadline) override;
 
  private:
   class Group;
