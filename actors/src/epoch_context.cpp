@@ -13,7 +13,8 @@ std::vector<caf::actor> Wiring::all() const {
 
 EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
                            std::shared_ptr<BatchQueue> queue, PipelineStats& stats,
-                           LedgerWriter* ledger, Collective& collective, FlightRecorder* recorder)
+                           LedgerWriter* ledger, Collective& collective, FlightRecorder* recorder,
+                           AbortHook* abort_hook)
     : resources_(std::move(resources)),
       epoch_(epoch),
       shard_spec_{resources_->config.batching.seed,
@@ -28,6 +29,7 @@ EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, s
       ledger_(ledger),
       collective_(collective),
       recorder_(recorder),
+      abort_hook_(abort_hook),
       started_(std::chrono::steady_clock::now()) {}
 
 void EpochContext::reject(const Rejection& rejection) {
@@ -55,6 +57,7 @@ void EpochContext::fail(const std::string& reason) {
   }
   queue_->fail(std::make_exception_ptr(std::runtime_error(message)));
   collective_.abort(message);
+  if (abort_hook_) (*abort_hook_)(message);
   stop_actors();
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "abort_hook.hpp"
 #include "odbatch/runtime/bounded_queue.hpp"
 #include "odbatch/runtime/chat_tokenizer.hpp"
 #include "odbatch/runtime/collective.hpp"
@@ -48,7 +49,7 @@ class EpochContext {
  public:
   EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
                std::shared_ptr<BatchQueue> queue, PipelineStats& stats, LedgerWriter* ledger,
-               Collective& collective, FlightRecorder* recorder);
+               Collective& collective, FlightRecorder* recorder, AbortHook* abort_hook);
 
   const PipelineResources& resources() const { return *resources_; }
   const PipelineConfig& config() const { return resources_->config; }
@@ -69,7 +70,8 @@ class EpochContext {
 
   // Ends the epoch with an error the trainer's next_batch() rethrows; the first failure wins.
   // Wakes everything that could wait: the batch queue, the collective, and every actor. Writes
-  // the flight recorder's rounds, when there is one, and says where.
+  // the flight recorder's rounds, when there is one, and says where; calls the trainer's abort
+  // hook.
   void fail(const std::string& reason);
   bool failed() const { return failed_.load(); }
 
@@ -86,6 +88,7 @@ class EpochContext {
   LedgerWriter* ledger_;
   Collective& collective_;
   FlightRecorder* recorder_;
+  AbortHook* abort_hook_;
   Wiring wiring_;
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};

@@ -26,6 +26,9 @@ struct Pipeline::Impl {
   std::unique_ptr<PipelineStats> stats = std::make_unique<PipelineStats>();
   std::unique_ptr<LedgerWriter> ledger;
   std::unique_ptr<FlightRecorder> recorder;  // across epochs; none when configured off
+  std::unique_ptr<actors::AbortHook> abort_hook;
+
+  std::unique_ptr<Collective> make_collective();
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
@@ -61,7 +64,7 @@ std::uint32_t scheduler_threads(const FlowConfig& flow) {
 void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
   epoch = std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(),
-                                         *collective, recorder.get());
+                                         *collective, recorder.get(), abort_hook.get());
   if (ledger) {
     ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
                                     resources->index->fingerprint(), epoch->shard_spec()});
@@ -85,6 +88,14 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   epoch_finished = false;
 }
 
+std::unique_ptr<Collective> Pipeline::Impl::make_collective() {
+  auto made = dist.make_collective(resources->config.distributed);
+  if (abort_hook)
+    made->set_abort_listener(
+        [hook = abort_hook.get()](const std::string& reason) { (*hook)(reason); });
+  return made;
+}
+
 void Pipeline::Impl::end_current_epoch() {
   if (!epoch) return;
   // Whoever still waits on this epoch is released: the emitter on a full queue and, in an
@@ -105,7 +116,8 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->resources = load_resources(std::move(config), dist);
   impl_->dist = std::move(dist);
-  impl_->collective = impl_->dist.make_collective(impl_->resources->config.distributed);
+  if (options.on_abort) impl_->abort_hook = std::make_unique<actors::AbortHook>(options.on_abort);
+  impl_->collective = impl_->make_collective();
   if (options.ledger) impl_->ledger = std::make_unique<LedgerWriter>(*options.ledger);
   if (const auto rounds = impl_->resources->config.distributed.flight_recorder_rounds; rounds > 0)
     impl_->recorder = std::make_unique<FlightRecorder>(impl_->dist.rank, rounds);
@@ -131,7 +143,7 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
     // aborted: a rank alone starts over in a group of its own.
     impl_->end_current_epoch();
     impl_->dist.inproc_group = InprocGroup::create(1);
-    impl_->collective = impl_->dist.make_collective();
+    impl_->collective = impl_->make_collective();
   }
   impl_->end_current_epoch();
   impl_->spawn_epoch(epoch);

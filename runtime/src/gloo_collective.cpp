@@ -41,7 +41,7 @@ class GlooCollective::Mesh {
  public:
   Mesh(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
        const GlooOptions& options)
-      : rank_(rank), world_(world_size) {
+      : rank_(rank), world_(world_size), close_on_failure_(options.close_on_failure) {
     if (world_size == 0 || rank >= world_size)
       throw CollectiveError("rank " + std::to_string(rank) + " is not in a group of " +
                             std::to_string(world_size));
@@ -117,7 +117,8 @@ class GlooCollective::Mesh {
                 std::uint64_t slot, Clock::time_point deadline, const char* what) {
     std::unique_ptr<UnboundBuffer> sending;
     std::vector<std::unique_ptr<UnboundBuffer>> receiving(world_);
-    std::vector<std::uint32_t> missing;  // peers whose message has not arrived
+    std::vector<std::uint32_t> missing;        // peers whose message has not arrived
+    std::optional<std::uint32_t> waiting_for;  // the peer whose message is being waited for
     struct Release {
       Mesh& mesh;
       ~Release() {
@@ -145,19 +146,25 @@ class GlooCollective::Mesh {
       }
       for (std::uint32_t peer = 0; peer < world_; ++peer) {
         if (!receiving[peer]) continue;
+        waiting_for = peer;
         if (!receiving[peer]->waitRecv(nullptr, remaining(deadline))) throw_aborted();
         missing.erase(std::find(missing.begin(), missing.end(), peer));
       }
+      waiting_for.reset();
       if (sending)
         for (std::uint32_t n = 1; n < world_; ++n)
           if (!sending->waitSend(nullptr, remaining(deadline))) throw_aborted();
     } catch (const CollectiveError&) {
       throw;
     } catch (const std::exception& e) {
-      // Gloo's own errors: a timeout, or a pair broken by a peer that died or closed it.
+      // Gloo's own errors: a timeout, or a pair broken by a peer that died or closed it. A receive
+      // fails on the pair it waits on, so that peer is the one named.
+      if (waiting_for)
+        throw CollectiveError(std::string("exchanging ") + what + ", waiting for rank " +
+                              std::to_string(*waiting_for) + ": " + e.what());
       const std::string peers = missing.empty() ? "the other ranks" : rank_list(missing);
-      throw CollectiveError(std::string("exchanging ") + what + ", waiting for rank" +
-                            (missing.size() == 1 ? " " : "s ") + peers + ": " + e.what());
+      throw CollectiveError(std::string("exchanging ") + what + ", sending to " + peers + ": " +
+                            e.what());
     }
   }
 
@@ -177,11 +184,12 @@ class GlooCollective::Mesh {
   void break_mesh() {
     std::lock_guard lock(mutex_);
     broken_ = true;
-    if (context_) context_->closeConnections();
+    if (close_on_failure_ && context_) context_->closeConnections();
   }
 
   std::uint32_t rank_;
   std::uint32_t world_;
+  bool close_on_failure_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::uint32_t calls_ = 0;
   std::mutex mutex_;

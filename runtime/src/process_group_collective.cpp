@@ -7,6 +7,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 
 #include "odbatch/runtime/gloo_collective.hpp"
@@ -104,6 +105,7 @@ class ProcessGroupCollective::Group {
 
       GlooOptions gloo;
       gloo.connect_timeout = options_.timing.connect_timeout;
+      gloo.close_on_failure = false;  // failure() writes the abort key first, then closes
       gloo.hostname = options_.gloo_hostname;
       if (gloo.hostname.empty())
         gloo.hostname = is_loopback(client.host) ? client.host : this_host_name();
@@ -190,8 +192,19 @@ class ProcessGroupCollective::Group {
   void stop_exchanges(const std::string& reason) {
     aborted_ = true;
     gloo_->abort(reason);
+    std::call_once(listener_called_, [&] {
+      std::lock_guard lock(listener_mutex_);
+      if (listener_) listener_(reason);
+    });
   }
 
+ public:
+  void set_abort_listener(AbortListener listener) {
+    std::lock_guard lock(listener_mutex_);
+    listener_ = std::move(listener);
+  }
+
+ private:
   // Aborts the group with `why` (unless a failure came first) and says what stands.
   CollectiveError failure(const std::string& why) {
     const std::string reason = "rank " + std::to_string(rank_) + ": " + why;
@@ -212,6 +225,9 @@ class ProcessGroupCollective::Group {
   std::unique_ptr<PrefixStore> gloo_keys_;
   std::atomic<bool> aborted_{false};
   std::uint64_t sequence_ = 0;
+  std::mutex listener_mutex_;
+  AbortListener listener_;
+  std::once_flag listener_called_;
   std::unique_ptr<GlooCollective> gloo_;
   std::unique_ptr<ControlPlane> control_;  // last: its heartbeat thread uses every member above
 };
@@ -239,6 +255,10 @@ void ProcessGroupCollective::abort(const std::string& reason) {
 
 void ProcessGroupCollective::finish_epoch(std::uint64_t epoch, Clock::time_point deadline) {
   group_->finish_epoch(epoch, deadline);
+}
+
+void ProcessGroupCollective::set_abort_listener(AbortListener listener) {
+  group_->set_abort_listener(std::move(listener));
 }
 
 }  // namespace odbatch

@@ -117,6 +117,22 @@ TEST_CASE("abort() fails a waiting and every later next_batch() with its reason"
   CHECK(test::batch_digests(test::drain(pipeline)) == expected);
 }
 
+TEST_CASE("the trainer's abort hook is called once, with the reason") {
+  const Records records(200);
+  const auto config = many_small_batches(records.file);
+  std::vector<std::string> reasons;
+  PipelineOptions options;
+  options.on_abort = [&](const std::string& reason) { reasons.push_back(reason); };
+  Pipeline pipeline(config, DistEnv::single(), options);
+  pipeline.start_epoch(0);
+  REQUIRE(pipeline.next_batch());
+  pipeline.abort("the loss went NaN");
+  pipeline.abort("and again");
+  CHECK(failure_of_next_batch(pipeline).find("the loss went NaN") != std::string::npos);
+  REQUIRE(reasons.size() == 1);
+  CHECK(reasons[0].find("the loss went NaN") != std::string::npos);
+}
+
 TEST_CASE("abort() after some batches fails the next next_batch()") {
   const Records records(200);
   const auto config = many_small_batches(records.file);

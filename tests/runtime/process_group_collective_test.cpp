@@ -161,6 +161,17 @@ TEST_CASE("the epoch's end waits for every rank, and fails when one fails instea
   leave_group(group);
 }
 
+TEST_CASE("the abort listener hears of another rank's failure while this rank is idle") {
+  auto group = join_group(2);
+  std::promise<std::string> heard;
+  group[0]->set_abort_listener([&](const std::string& reason) { heard.set_value(reason); });
+  group[1]->abort("rank 1: out of memory");
+  auto reason = heard.get_future();
+  REQUIRE(reason.wait_for(kBound) == std::future_status::ready);
+  CHECK(contains(reason.get(), "rank 1: out of memory"));
+  leave_group(group);
+}
+
 TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name one") {
   const std::uint16_t port = free_tcp_port("127.0.0.1");
   TcpStoreServerOptions server_options;

@@ -13,6 +13,7 @@
 // nothing), so the trainer's collectives stay aligned without DDP's Join. No CAF type appears here.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,11 @@ namespace odbatch {
 struct PipelineOptions {
   // Writes every emitted step's sample ids and every rejection (see `odbatch audit`).
   std::optional<std::filesystem::path> ledger;
+  // The trainer's abort hook (e.g. to call ncclCommAbort on its communicator): called once, from
+  // a loader thread, with the reason, as soon as this rank's epoch fails or, with ranks in other
+  // processes, as soon as any rank's failure aborts the run, even between rounds. It must not
+  // call back into the Pipeline.
+  std::function<void(const std::string& reason)> on_abort = nullptr;
 };
 
 class Pipeline {

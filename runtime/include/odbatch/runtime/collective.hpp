@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,13 @@ class Collective {
   // Throws CollectiveError naming the cause otherwise. Ranks that are threads of one process
   // share its fate and need no barrier.
   virtual void finish_epoch(std::uint64_t /*epoch*/, Clock::time_point /*deadline*/) {}
+
+  // Ranks in other processes: `listener` is called once, from a thread of the collective's, as
+  // soon as any rank's failure aborts the group, even while this rank is not exchanging (so a
+  // trainer blocked in its own collectives can be freed). Set it before the first collective.
+  // Ranks that are threads of one process learn of failures through their epochs.
+  using AbortListener = std::function<void(const std::string& reason)>;
+  virtual void set_abort_listener(AbortListener /*listener*/) {}
 };
 
 }  // namespace odbatch

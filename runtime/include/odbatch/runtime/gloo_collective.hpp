@@ -25,6 +25,10 @@ struct GlooOptions {
   std::string hostname = "127.0.0.1";
   // How long building the mesh may take: every rank must have joined within it.
   std::chrono::milliseconds connect_timeout{60'000};
+  // Whether a failed exchange closes every pair at once, which tells the peers. Off when the
+  // caller first records the failure's cause elsewhere (the control plane's abort key) and then
+  // calls abort(), so that the peers find the cause rather than a closed pair.
+  bool close_on_failure = true;
 };
 
 class GlooCollective final : public Collective {
