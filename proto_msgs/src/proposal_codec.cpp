@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "odbatch/proto_msgs/little_endian.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -26,27 +28,8 @@ constexpr std::size_t kSampleSize = 16;
 static_assert(kSampleCountOffset + sizeof(std::uint32_t) == kHeaderSize);
 constexpr std::uint8_t kMaxState = static_cast<std::uint8_t>(RankState::done);
 
-// Byte-by-byte little-endian stores and loads: the layout never depends on the host's byte order.
-// Unrolled at compile time so that compilers can merge the bytes into single moves.
-template <typename T, std::size_t... I>
-void store_le(std::byte* at, T value, std::index_sequence<I...>) {
-  ((at[I] = static_cast<std::byte>(value >> (8 * I))), ...);
-}
-
-template <typename T>
-void store_le(std::byte* at, T value) {
-  store_le(at, value, std::make_index_sequence<sizeof(T)>{});
-}
-
-template <typename T, std::size_t... I>
-T load_le(const std::byte* at, std::index_sequence<I...>) {
-  return static_cast<T>(((static_cast<T>(at[I]) << (8 * I)) | ...));
-}
-
-template <typename T>
-T load_le(const std::byte* at) {
-  return load_le<T>(at, std::make_index_sequence<sizeof(T)>{});
-}
+using wire::load_le;
+using wire::store_le;
 
 DecodeError error_at(std::string_view field, std::size_t offset, const std::string& what) {
   return DecodeError{std::string(field) + " at byte offset " + std::to_string(offset) + ": " +

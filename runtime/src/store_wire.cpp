@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "odbatch/proto_msgs/little_endian.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -16,26 +18,8 @@ constexpr std::size_t kValueCountOffset = 16;
 static_assert(kValueCountOffset + sizeof(std::uint32_t) == kStoreBodyHeaderBytes);
 constexpr std::size_t kItemLengthBytes = 4;
 
-// Byte-by-byte little-endian stores and loads: the layout never depends on the host's byte order.
-template <typename T, std::size_t... I>
-void store_le(std::byte* at, T value, std::index_sequence<I...>) {
-  ((at[I] = static_cast<std::byte>(value >> (8 * I))), ...);
-}
-
-template <typename T>
-void store_le(std::byte* at, T value) {
-  store_le(at, value, std::make_index_sequence<sizeof(T)>{});
-}
-
-template <typename T, std::size_t... I>
-T load_le(const std::byte* at, std::index_sequence<I...>) {
-  return static_cast<T>(((static_cast<T>(at[I]) << (8 * I)) | ...));
-}
-
-template <typename T>
-T load_le(const std::byte* at) {
-  return load_le<T>(at, std::make_index_sequence<sizeof(T)>{});
-}
+using wire::load_le;
+using wire::store_le;
 
 enum class NumberRule { zero, flag, timeout, any };
 
