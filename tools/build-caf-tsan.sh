@@ -18,7 +18,7 @@ version=$(dpkg-query -W -f='${source:Version}' libcaf-dev 2>/dev/null) ||
   { echo "build-caf-tsan: libcaf-dev is not installed (run tools/install-deps.sh)" >&2; exit 1; }
 stamp="$prefix/.odbatch-caf-tsan"
 if [ "$(cat "$stamp" 2>/dev/null)" = "$version" ] &&
-  readelf -d "$prefix/lib/libcaf_core.so" 2>/dev/null | grep -q 'NEEDED.*libtsan'; then
+  readelf -d "$prefix/lib/libcaf_core.so" 2>/dev/null | grep 'NEEDED.*libtsan' >/dev/null; then
   echo "build-caf-tsan: CAF $version with TSan already in $prefix"
   exit 0
 fi
@@ -91,7 +91,7 @@ nice -n 10 cmake -S src -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib >/dev/null
 nice -n 10 cmake --build build --parallel "$jobs"
 cmake --install build >/dev/null
-readelf -d "$prefix/lib/libcaf_core.so" | grep -q 'NEEDED.*libtsan' ||
+readelf -d "$prefix/lib/libcaf_core.so" | grep 'NEEDED.*libtsan' >/dev/null ||
   { echo "build-caf-tsan: $prefix/lib/libcaf_core.so is not instrumented" >&2; exit 1; }
 echo "$version" >"$stamp"
 echo "build-caf-tsan: CAF $version with TSan installed in $prefix"

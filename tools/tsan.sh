@@ -35,13 +35,17 @@ mapfile -t binaries < <(ctest --test-dir "$build_dir" -N -V -L tsan |
   sed -n 's/^.*Test command: \([^ ]*\).*$/\1/p' | sort -u)
 [ ${#binaries[@]} -gt 0 ] || { echo "tsan: no test labelled tsan in $build_dir" >&2; exit 1; }
 # The actor tests must load it; tests of code without actors (the store) load no CAF at all.
+# ldd's output is read whole before grep sees it: with pipefail, `ldd | grep -q` fails whenever
+# grep exits on its match while ldd is still writing (SIGPIPE).
 for binary in "${binaries[@]}"; do
+  libraries=$(ldd "$binary")
   case "$binary" in
     */odbatch_actors_*)
-      ldd "$binary" | grep -q "^[[:space:]]*libcaf_core\.so.* => $caf/lib/" ||
-        { echo "tsan: $binary does not load libcaf_core from $caf/lib" >&2; exit 1; } ;;
+      grep -q "^[[:space:]]*libcaf_core\.so.* => $caf/lib/" <<<"$libraries" ||
+        { echo "tsan: $binary does not load libcaf_core from $caf/lib:" >&2
+          echo "$libraries" >&2; exit 1; } ;;
   esac
-  if ldd "$binary" | grep '^[[:space:]]*libcaf_' | grep -v " => $caf/lib/"; then
+  if grep '^[[:space:]]*libcaf_' <<<"$libraries" | grep -v " => $caf/lib/"; then
     echo "tsan: $binary loads a CAF library from outside $caf/lib" >&2
     exit 1
   fi
