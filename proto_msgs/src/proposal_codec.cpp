@@ -3,9 +3,11 @@
 #include <array>
 #include <limits>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "odbatch/proto_msgs/little_endian.hpp"
+#include "odbatch/proto_msgs/varint.hpp"
 
 namespace odbatch {
 namespace {
@@ -24,12 +26,21 @@ constexpr std::size_t kPrevDigestOffset = 32;
 constexpr std::size_t kEnteredOffset = 40;
 constexpr std::size_t kSampleCountOffset = 44;
 constexpr std::size_t kHeaderSize = 48;
-constexpr std::size_t kSampleSize = 16;
+// A sample is four varints (tokens, labels, patches, age): 4 to 20 bytes.
+constexpr std::size_t kSampleFields = 4;
+constexpr std::size_t kMinSampleSize = kSampleFields;
+constexpr std::size_t kMaxSampleSize = kSampleFields * wire::kMaxVarint32Size;
+constexpr std::array<std::string_view, kSampleFields> kSampleFieldNames{"tokens", "labels",
+                                                                        "patches", "age"};
 static_assert(kSampleCountOffset + sizeof(std::uint32_t) == kHeaderSize);
 constexpr std::uint8_t kMaxState = static_cast<std::uint8_t>(RankState::done);
 
 using wire::load_le;
 using wire::store_le;
+
+std::array<std::uint32_t, kSampleFields> fields_of(const ProposedSample& sample) {
+  return {sample.tokens, sample.labels, sample.patches, sample.age};
+}
 
 DecodeError error_at(std::string_view field, std::size_t offset, const std::string& what) {
   return DecodeError{std::string(field) + " at byte offset " + std::to_string(offset) + ": " +
@@ -38,8 +49,15 @@ DecodeError error_at(std::string_view field, std::size_t offset, const std::stri
 
 }  // namespace
 
-std::size_t encoded_proposal_size(std::size_t samples) {
-  return kHeaderSize + kSampleSize * samples;
+std::size_t encoded_proposal_size(const Proposal& proposal) {
+  std::size_t size = kHeaderSize;
+  for (const ProposedSample& sample : proposal.samples)
+    for (std::uint32_t field : fields_of(sample)) size += wire::varint32_size(field);
+  return size;
+}
+
+std::size_t max_encoded_proposal_size(std::size_t samples) {
+  return kHeaderSize + kMaxSampleSize * samples;
 }
 
 std::vector<std::byte> encode_proposal(const Proposal& proposal) {
@@ -54,7 +72,7 @@ void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out) {
   if (count > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("proposal has " + std::to_string(count) +
                             " samples, more than a frame can carry");
-  out.resize(encoded_proposal_size(count));
+  out.resize(max_encoded_proposal_size(count));  // shrunk to the bytes written below
   std::byte* const frame = out.data();
   for (std::size_t i = 0; i < kMagic.size(); ++i) frame[kMagicOffset + i] = kMagic[i];
   store_le(frame + kVersionOffset, proposal.version);
@@ -66,14 +84,10 @@ void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out) {
   store_le(frame + kPrevDigestOffset, proposal.prev_digest);
   store_le(frame + kEnteredOffset, proposal.entered);
   store_le(frame + kSampleCountOffset, static_cast<std::uint32_t>(count));
-  std::byte* record = frame + kHeaderSize;
-  for (const ProposedSample& sample : proposal.samples) {
-    store_le(record, sample.tokens);
-    store_le(record + 4, sample.labels);
-    store_le(record + 8, sample.patches);
-    store_le(record + 12, sample.age);
-    record += kSampleSize;
-  }
+  std::byte* end = frame + kHeaderSize;
+  for (const ProposedSample& sample : proposal.samples)
+    for (std::uint32_t field : fields_of(sample)) end = wire::store_varint32(end, field);
+  out.resize(static_cast<std::size_t>(end - frame));
 }
 
 std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Proposal& out,
@@ -104,18 +118,14 @@ std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Pro
     return error_at(
         "sample_count", kSampleCountOffset,
         std::to_string(count) + " exceeds the limit of " + std::to_string(limits.max_samples));
-  // In 64 bits: 48 + 16 * (2^32 - 1) cannot overflow, even where size_t is 32 bits wide.
-  const std::uint64_t expected_size =
-      std::uint64_t{kHeaderSize} + std::uint64_t{kSampleSize} * count;
-  if (frame.size() < expected_size)
+  // Checked before anything is allocated for the samples, so a lying count costs nothing. In 64
+  // bits: 48 + 4 * (2^32 - 1) cannot overflow, even where size_t is 32 bits wide.
+  const std::uint64_t min_size = std::uint64_t{kHeaderSize} + std::uint64_t{kMinSampleSize} * count;
+  if (frame.size() < min_size)
     return error_at("samples", frame.size(),
-                    "frame truncated: " + std::to_string(frame.size()) + " bytes, expected " +
-                        std::to_string(expected_size) + " for " + std::to_string(count) +
+                    "frame truncated: " + std::to_string(frame.size()) + " bytes, at least " +
+                        std::to_string(min_size) + " expected for " + std::to_string(count) +
                         " samples");
-  if (frame.size() > expected_size)
-    return error_at("samples", expected_size,
-                    std::to_string(frame.size() - expected_size) + " trailing bytes after " +
-                        std::to_string(count) + " samples");
   if (entered > count)
     return error_at("entered", kEnteredOffset,
                     std::to_string(entered) + " exceeds sample_count " + std::to_string(count));
@@ -128,13 +138,38 @@ std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Pro
   out.prev_digest = load_le<std::uint64_t>(data + kPrevDigestOffset);
   out.entered = entered;
   out.samples.resize(count);
-  const std::byte* record = data + kHeaderSize;
-  for (ProposedSample& sample : out.samples) {
-    sample.tokens = load_le<std::uint32_t>(record);
-    sample.labels = load_le<std::uint32_t>(record + 4);
-    sample.patches = load_le<std::uint32_t>(record + 8);
-    sample.age = load_le<std::uint32_t>(record + 12);
-    record += kSampleSize;
+  const std::byte* at = data + kHeaderSize;
+  const std::byte* const limit = data + frame.size();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    std::array<std::uint32_t, kSampleFields> fields{};
+    for (std::size_t f = 0; f < kSampleFields; ++f) {
+      const wire::VarintRead read = wire::load_varint32(at, limit);
+      if (read.status != wire::VarintStatus::ok) {
+        const std::string field =
+            std::string(kSampleFieldNames[f]) + " of sample " + std::to_string(i);
+        const auto offset = static_cast<std::size_t>(at - data);
+        switch (read.status) {
+          case wire::VarintStatus::truncated:
+            return error_at(field, offset,
+                            "frame truncated: " + std::to_string(frame.size()) + " bytes end " +
+                                "inside sample " + std::to_string(i) + " of " +
+                                std::to_string(count));
+          case wire::VarintStatus::overlong:
+            return error_at(field, offset, "varint longer than its value needs");
+          default:
+            return error_at(field, offset, "varint wider than 32 bits");
+        }
+      }
+      fields[f] = read.value;
+      at = read.end;
+    }
+    out.samples[i] = ProposedSample{fields[0], fields[1], fields[2], fields[3]};
+  }
+  if (at != limit) {
+    const auto offset = static_cast<std::size_t>(at - data);
+    return error_at("samples", offset,
+                    std::to_string(frame.size() - offset) + " trailing bytes after " +
+                        std::to_string(count) + " samples");
   }
   return std::nullopt;
 }

@@ -1,8 +1,10 @@
 // Bounded memory: the pipeline holds a window of samples and bounded queues, never the dataset.
 // `odbatch run` runs as a child process over a dataset of 2 windows and over one of 20 windows
 // (the same real records, repeated), and the peak resident set sizes that wait4() reports must
-// agree within 10%. A child process (started through odbatch_peak_rss) keeps the test's own
-// memory out of the measurement.
+// agree within 25%: allocator arenas and fragmentation vary by up to about 10% between runs on a
+// loaded machine, while keeping just the text of the 18 more windows' records (5.6 MB) would add
+// over a third of the 2-window run's peak (about 15 MB). A child process (started through
+// odbatch_peak_rss) keeps the test's own memory out of the measurement.
 //
 // Deferred samples stay in the window, which therefore grows to (max_defer_rounds + 1) windows
 // once rounds have deferred samples that often; a dataset of 2 windows ends before that. With
@@ -130,7 +132,7 @@ TEST_CASE("peak memory does not grow with the dataset: 20 windows cost what 2 wi
   const long large = peak_rss_kib_of_run(write_run(dir.path(), 20), dir.path());
   MESSAGE("peak RSS: " << small << " KiB over 2 windows, " << large << " KiB over 20 windows of "
                        << kWindow << " samples");
-  CHECK(static_cast<double>(large) <= 1.10 * static_cast<double>(small));
+  CHECK(static_cast<double>(large) <= 1.25 * static_cast<double>(small));
 }
 
 }  // namespace

@@ -142,11 +142,40 @@ Frame garbage(SplitMix64& rng) {
   return frame;
 }
 
-TEST_CASE("encoded size is a 48-byte header plus 16 bytes per sample") {
-  CHECK(encoded_proposal_size(0) == 48);
-  CHECK(encoded_proposal_size(3) == 96);
+TEST_CASE("encoded size is a 48-byte header plus each sample's four varints") {
   CHECK(encode_proposal(Proposal{}).size() == 48);
-  CHECK(encode_proposal(small_proposal()).size() == encoded_proposal_size(2));
+  CHECK(encoded_proposal_size(Proposal{}) == 48);
+  // 0x12345678: 5 bytes, 0x100: 2, 0: 1, 4: 1; then 1 + 1 + 5 + 1.
+  CHECK(encoded_proposal_size(small_proposal()) == 48 + 9 + 8);
+  CHECK(encode_proposal(small_proposal()).size() == encoded_proposal_size(small_proposal()));
+  CHECK(max_encoded_proposal_size(0) == 48);
+  CHECK(max_encoded_proposal_size(3) == 48 + 3 * 20);
+}
+
+TEST_CASE("a window of typical samples is far below 16 bytes per sample") {
+  Proposal p;
+  p.samples.assign(1024, ProposedSample{2000, 1500, 0, 3});
+  CHECK(encode_proposal(p).size() == 48 + 1024 * 6);
+}
+
+TEST_CASE("varints: each width's boundaries round-trip, every length is the shortest") {
+  for (std::uint32_t value : {0u, 1u, 127u, 128u, 16383u, 16384u, 2097151u, 2097152u, 268435455u,
+                              268435456u, std::numeric_limits<std::uint32_t>::max()}) {
+    CAPTURE(value);
+    Proposal p;
+    p.samples = {{value, value, value, value}};
+    p.entered = 1;
+    const Frame frame = encode_proposal(p);
+    const std::size_t width = value < (1u << 7)    ? 1
+                              : value < (1u << 14) ? 2
+                              : value < (1u << 21) ? 3
+                              : value < (1u << 28) ? 4
+                                                   : 5;
+    CHECK(frame.size() == 48 + 4 * width);
+    Proposal decoded;
+    REQUIRE(!decode_proposal(frame, decoded));
+    CHECK(decoded == p);
+  }
 }
 
 TEST_CASE("seeded random proposals round-trip, extremes included") {
@@ -157,7 +186,8 @@ TEST_CASE("seeded random proposals round-trip, extremes included") {
     const Frame fresh = encode_proposal(original);
     encode_proposal(original, reused);  // reuses whatever the previous, larger or smaller, left
     REQUIRE(reused == fresh);
-    REQUIRE(fresh.size() == encoded_proposal_size(original.samples.size()));
+    REQUIRE(fresh.size() == encoded_proposal_size(original));
+    REQUIRE(fresh.size() <= max_encoded_proposal_size(original.samples.size()));
     Proposal decoded;
     decoded.samples.resize(100);  // stale content must be replaced, not appended to
     const auto error = decode_proposal(fresh, decoded);
@@ -166,10 +196,10 @@ TEST_CASE("seeded random proposals round-trip, extremes included") {
   }
 }
 
-TEST_CASE("golden bytes: little-endian layout") {
+TEST_CASE("golden bytes: little-endian header, varint samples") {
   const Frame golden = bytes({
       'O',  'D',  'B',  'P',                           // magic
-      0x01, 0x00,                                      // version
+      0x02, 0x00,                                      // version
       0x01,                                            // state DRAINING
       0x00,                                            // reserved
       0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // fingerprint
@@ -178,11 +208,15 @@ TEST_CASE("golden bytes: little-endian layout") {
       0x80, 0x90, 0xA0, 0xB0, 0xC0, 0xD0, 0xE0, 0xF0,  // prev_digest
       0x01, 0x00, 0x00, 0x00,                          // entered
       0x02, 0x00, 0x00, 0x00,                          // sample_count
-      0x78, 0x56, 0x34, 0x12, 0x00, 0x01, 0x00, 0x00,  // sample 0: tokens, labels
-      0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,  //           patches, age
-      0x07, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00,  // sample 1: tokens, labels
-      0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00,  //           patches, age
+      0xF8, 0xAC, 0xD1, 0x91, 0x01,                    // sample 0: tokens 0x12345678
+      0x80, 0x02,                                      //           labels 0x100
+      0x00,                                            //           patches 0
+      0x04,                                            //           age 4
+      0x07, 0x05,                                      // sample 1: tokens 7, labels 5
+      0xFF, 0xFF, 0xFF, 0xFF, 0x0F,                    //           patches 0xFFFFFFFF
+      0x00,                                            //           age 0
   });
+  REQUIRE(kProtocolVersion == 2);
   CHECK(hex(encode_proposal(small_proposal())) == hex(golden));
   Proposal decoded;
   REQUIRE(!decode_proposal(golden, decoded));
@@ -207,7 +241,7 @@ TEST_CASE("a trailing extra byte is rejected") {
   frame.push_back(std::byte{0});
   const std::string message = decode_error(frame);
   CHECK(message.find("1 trailing bytes") != std::string::npos);
-  CHECK(message.find("offset 80") != std::string::npos);
+  CHECK(message.find("offset 65") != std::string::npos);
 }
 
 TEST_CASE("bad magic is rejected") {
@@ -261,7 +295,25 @@ TEST_CASE("the largest sample_count is a truncated frame, not an overflow") {
   const std::string message =
       decode_error(frame, DecodeLimits{std::numeric_limits<std::uint32_t>::max()});
   CHECK(message.find("truncated") != std::string::npos);
-  CHECK(message.find("expected 68719476768") != std::string::npos);  // 48 + 16 * (2^32 - 1)
+  CHECK(message.find("at least 17179869228 expected") != std::string::npos);  // 48 + 4 * (2^32 - 1)
+}
+
+TEST_CASE("a varint longer than its value needs is rejected, naming the field and sample") {
+  Frame frame = encode_proposal(small_proposal());
+  // Sample 1's tokens (7, at offset 57) re-encoded in two bytes; the frame stays one byte longer.
+  frame[57] = std::byte{0x87};
+  frame.insert(frame.begin() + 58, std::byte{0x00});
+  const std::string message = decode_error(frame);
+  CHECK(message.find("tokens of sample 1 at byte offset 57") != std::string::npos);
+  CHECK(message.find("longer than its value needs") != std::string::npos);
+}
+
+TEST_CASE("a varint wider than 32 bits is rejected") {
+  Frame frame = encode_proposal(small_proposal());
+  frame[63] = std::byte{0x1F};  // fifth byte of sample 1's patches: bit 32 set
+  const std::string message = decode_error(frame);
+  CHECK(message.find("patches of sample 1 at byte offset 59") != std::string::npos);
+  CHECK(message.find("wider than 32 bits") != std::string::npos);
 }
 
 TEST_CASE("entered above sample_count is rejected") {

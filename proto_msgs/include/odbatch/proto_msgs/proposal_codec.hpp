@@ -1,6 +1,8 @@
 #pragma once
-// The versioned wire encoding of a round proposal: little-endian, length-checked. Decoding never
-// trusts the frame: every malformed input yields an error, never undefined behaviour.
+// The versioned wire encoding of a round proposal: a fixed little-endian header, then each sample
+// as four varints (a window of typical samples takes about 6 bytes per sample). Decoding never
+// trusts the frame: every malformed input yields an error, never undefined behaviour, and only
+// the one canonical encoding of a proposal decodes.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,8 +26,9 @@ struct DecodeLimits {
 std::vector<std::byte> encode_proposal(const Proposal& proposal);
 void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out);  // reuses `out`
 
-// Exact encoded size of a proposal with `samples` window samples.
-std::size_t encoded_proposal_size(std::size_t samples);
+// Exact encoded size of `proposal`, and the largest any proposal with `samples` samples can take.
+std::size_t encoded_proposal_size(const Proposal& proposal);
+std::size_t max_encoded_proposal_size(std::size_t samples);
 
 // Fills `out` on success; on error returns it and leaves `out` unspecified.
 std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Proposal& out,
