@@ -58,13 +58,14 @@ long long count_ms(std::chrono::steady_clock::duration d) {
 
 ControlPlane::ControlPlane(Store& calls, Store& heartbeats, std::uint32_t rank,
                            std::uint32_t world_size, const DistributedConfig& timing,
-                           AbortHandler on_abort)
+                           AbortHandler on_abort, std::string store_host)
     : calls_(calls),
       heartbeats_(heartbeats),
       rank_(rank),
       world_(world_size),
       timing_(timing),
-      on_abort_(std::move(on_abort)) {
+      on_abort_(std::move(on_abort)),
+      store_host_(std::move(store_host)) {
   for (std::uint32_t r = 0; r < world_; ++r)
     if (r != rank_) peers_.push_back(r);
   heartbeats_.add(heartbeat_key(rank_), 1);
@@ -106,13 +107,18 @@ void ControlPlane::heartbeat_loop() {
       // A lost store (its host died) fails every rank: nothing can be coordinated any more. A
       // refused heartbeat would make this rank look dead to the others: say why instead.
       store_lost = e.kind() != StoreError::Kind::timeout;
-      if (store_lost) report("rank " + std::to_string(rank_) + " lost the store: " + e.what());
+      if (store_lost) report("rank " + std::to_string(rank_) + ": " + store_failure(e));
     } catch (const std::exception& e) {
       report("rank " + std::to_string(rank_) + ": heartbeat failed: " + e.what());
     }
     lock.lock();
     if (store_lost) return;
   }
+}
+
+std::string ControlPlane::store_failure(const StoreError& e) const {
+  if (e.kind() != StoreError::Kind::connection) return e.what();
+  return "lost the store (" + store_host_ + " is dead or unreachable): " + e.what();
 }
 
 std::string ControlPlane::abort(const std::string& reason) {
@@ -170,7 +176,7 @@ void ControlPlane::wait_live(const std::vector<std::string>& keys,
       calls_.wait(missing_keys, slice);
       return;
     } catch (const StoreError& e) {
-      if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(e.what());
+      if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_failure(e));
     }
     if (auto reason = abort_reason()) throw CollectiveError("aborted: " + *reason);
     std::vector<std::string> still_keys;
@@ -185,8 +191,8 @@ void ControlPlane::wait_live(const std::vector<std::string>& keys,
     missing_ranks = std::move(still_ranks);
     check_liveness(calls_, beats_, missing_ranks, "waiting for it to be " + what);
     if (deadline && Clock::now() >= *deadline)
-      throw CollectiveError("rank(s) " + rank_list(missing_ranks) + " not " + what +
-                            " by the deadline");
+      throw CollectiveError(std::string(missing_ranks.size() == 1 ? "rank " : "ranks ") +
+                            rank_list(missing_ranks) + " not " + what + " by the deadline");
   }
 }
 
@@ -206,7 +212,7 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
       }
     wait_live(keys, ranks, deadline, "ready for exchange " + std::to_string(sequence));
   } catch (const StoreError& e) {
-    throw CollectiveError(e.what());
+    throw CollectiveError(store_failure(e));
   }
 }
 
@@ -227,7 +233,7 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
     wait_live(keys, ranks, deadline, what);
     if (auto reason = abort_reason()) throw CollectiveError("aborted " + what + ": " + *reason);
   } catch (const StoreError& e) {
-    throw CollectiveError(e.what());
+    throw CollectiveError(store_failure(e));
   }
 }
 
@@ -244,7 +250,7 @@ void ControlPlane::finish(bool wait_for_all) {
       }
     wait_live(keys, ranks, Clock::now() + timing_.connect_timeout, "finished");
   } catch (const StoreError& e) {
-    throw CollectiveError(e.what());
+    throw CollectiveError(store_failure(e));
   }
 }
 

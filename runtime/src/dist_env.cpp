@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "odbatch/runtime/fault_injecting_collective.hpp"
 #include "odbatch/runtime/process_group_collective.hpp"
 
 namespace odbatch {
@@ -59,7 +60,13 @@ DistEnv DistEnv::from_env() {
 
 std::unique_ptr<Collective> DistEnv::make_collective(const DistributedConfig& timing) const {
   if (inproc_group) return inproc_group->member(rank);
-  return std::make_unique<ProcessGroupCollective>(*this, ProcessGroupOptions::from_env(timing));
+  const auto fault = fault_from_env(rank);
+  auto group =
+      std::make_unique<ProcessGroupCollective>(*this, ProcessGroupOptions::from_env(timing));
+  if (!fault) return group;
+  ProcessGroupCollective* const store_host = group.get();
+  return std::make_unique<FaultInjectingCollective>(
+      std::move(group), *fault, [store_host] { store_host->stop_hosted_store(); });
 }
 
 }  // namespace odbatch

@@ -54,9 +54,14 @@ class SharedGroup final : public InprocGroup, public std::enable_shared_from_thi
 
   std::string timeout_reason(std::uint64_t generation) const {
     std::string missing;
+    std::uint32_t count = 0;
     for (std::uint32_t r = 0; r < world_size_; ++r)
-      if (!arrived_[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-    return "allgather " + std::to_string(generation) + " timed out waiting for rank(s) " + missing;
+      if (!arrived_[r]) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        ++count;
+      }
+    return "allgather " + std::to_string(generation) + " timed out waiting for " +
+           (count == 1 ? "rank " : "ranks ") + missing;
   }
 
   const std::uint32_t world_size_;

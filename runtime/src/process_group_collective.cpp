@@ -113,7 +113,8 @@ class ProcessGroupCollective::Group {
       gloo_ = std::make_unique<GlooCollective>(*gloo_keys_, rank_, world_, gloo);
       control_ = std::make_unique<ControlPlane>(
           *calls_, *beats_, rank_, world_, options_.timing,
-          [this](const std::string& reason) { stop_exchanges(reason); });
+          [this](const std::string& reason) { stop_exchanges(reason); },
+          options_.store_address.empty() ? "rank 0" : "the standalone store");
     } catch (const CollectiveError& e) {
       throw CollectiveError(who + ": " + e.what());
     } catch (const std::exception& e) {
@@ -199,6 +200,10 @@ class ProcessGroupCollective::Group {
   }
 
  public:
+  void stop_hosted_store() {
+    if (server_) server_->stop();
+  }
+
   void set_abort_listener(AbortListener listener) {
     std::lock_guard lock(listener_mutex_);
     listener_ = std::move(listener);
@@ -259,6 +264,10 @@ void ProcessGroupCollective::finish_epoch(std::uint64_t epoch, Clock::time_point
 
 void ProcessGroupCollective::set_abort_listener(AbortListener listener) {
   group_->set_abort_listener(std::move(listener));
+}
+
+void ProcessGroupCollective::stop_hosted_store() {
+  group_->stop_hosted_store();
 }
 
 }  // namespace odbatch

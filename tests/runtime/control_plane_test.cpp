@@ -128,7 +128,7 @@ TEST_CASE("a live rank that is not ready fails readiness at the deadline, named"
   auto late_ready =
       std::async(std::launch::async, [&] { return late.plane().ready(0, 1, Clock::now() + 5s); });
   const auto error = collective_error_of([&] { ready.plane().ready(0, 10, Clock::now() + 300ms); });
-  CHECK(contains(error, "rank(s) 2 not ready for exchange 0 by the deadline"));
+  CHECK(contains(error, "rank 2 not ready for exchange 0 by the deadline"));
   ready.plane().abort("rank 0 gave up");
   CHECK(contains(collective_error_of([&] { late_ready.get(); }), "aborted: rank 0 gave up"));
 }
@@ -189,7 +189,7 @@ TEST_CASE("a lost store is reported once as an abort") {
   while (rank.aborts().empty() && Clock::now() - start < test::kGenerousBound)
     std::this_thread::sleep_for(10ms);
   REQUIRE(rank.aborts().size() == 1);
-  CHECK(contains(rank.aborts()[0], "rank 1 lost the store"));
+  CHECK(contains(rank.aborts()[0], "rank 1: lost the store"));
 }
 
 }  // namespace

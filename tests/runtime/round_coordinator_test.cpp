@@ -81,5 +81,5 @@ TEST_CASE("a rank that never arrives fails the round at its deadline") {
   auto member = group->member(0);
   RoundCoordinator coordinator(*member, small_config(), 30ms);
   CHECK_THROWS_WITH_AS(coordinator.run_round(proposal_of(0, RankState::draining, {{10, 1, 0, 0}})),
-                       doctest::Contains("rank(s) 1"), RoundError);
+                       doctest::Contains("waiting for rank 1"), RoundError);
 }

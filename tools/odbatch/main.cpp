@@ -17,6 +17,7 @@
 #include "simulate_command.hpp"
 #include "stats_command.hpp"
 #include "store_command.hpp"
+#include "stress_command.hpp"
 
 namespace {
 
@@ -327,6 +328,61 @@ CLI::App* add_store_command(CLI::App& app, StoreArguments& arguments) {
 }
 // ---- end of `store` ----
 
+// `stress`'s arguments as parsed.
+struct StressArguments {
+  std::string config;
+  std::uint32_t runs = 10;
+  std::uint32_t ranks = 2;
+  std::string faults = "random";
+  bool each = false;
+  std::uint64_t seed = 1;
+  std::uint64_t slack_ms = 3'000;
+  std::uint64_t run_timeout_ms = 600'000;
+  std::string dir;
+  std::string json;
+
+  odbatch::cli::StressOptions options() const {
+    odbatch::cli::StressOptions o;
+    o.config = config;
+    o.runs = runs;
+    o.ranks = ranks;
+    o.faults = faults;
+    o.each = each;
+    o.seed = seed;
+    o.slack = std::chrono::milliseconds(slack_ms);
+    o.run_timeout = std::chrono::milliseconds(run_timeout_ms);
+    o.dir = dir;
+    if (!json.empty()) o.json = json;
+    return o;
+  }
+};
+
+CLI::App* add_stress_command(CLI::App& app, StressArguments& arguments) {
+  auto* stress = app.add_subcommand(
+      "stress",
+      "Run the pipeline repeatedly with local ranks as processes, injecting a fault into one "
+      "rank per run, and check that every rank fails fast or the audit passes "
+      "(docs/distributed.md)");
+  stress->add_option("config", arguments.config, "Pipeline TOML")->required();
+  stress->add_option("--runs", arguments.runs, "Runs; the first has no fault")
+      ->check(CLI::Range(1u, 1'000'000u));
+  stress->add_option("--ranks", arguments.ranks, "Ranks per run")->check(CLI::Range(2u, 256u));
+  stress->add_option("--faults", arguments.faults,
+                     "random (every kind), none, or kinds separated by commas: kill, stop, delay, "
+                     "corrupt, truncate, wrong_version, store_unreachable");
+  stress->add_flag("--each", arguments.each,
+                   "Take the kinds in turn (run 1 the first, ...) rather than at random");
+  stress->add_option("--seed", arguments.seed, "Seed of the faults' kinds, ranks and rounds");
+  stress->add_option("--slack-ms", arguments.slack_ms,
+                     "Added to each fault's abort bound (store calls, process exit)");
+  stress->add_option("--run-timeout-ms", arguments.run_timeout_ms,
+                     "A run without a fault that takes longer has hung");
+  stress->add_option("--dir", arguments.dir, "Directory for every run's logs and ledgers");
+  stress->add_option("--json", arguments.json, "Write the table as JSON");
+  return stress;
+}
+// ---- end of `stress` ----
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -346,6 +402,8 @@ int main(int argc, char** argv) {
   CLI::App* simulate = add_simulate_command(app, simulate_arguments);
   LaunchArguments launch_arguments;
   const CLI::App* launch = add_launch_command(app, launch_arguments);
+  StressArguments stress_arguments;
+  const CLI::App* stress = add_stress_command(app, stress_arguments);
 
   try {
     app.parse(argc, argv);
@@ -367,6 +425,7 @@ int main(int argc, char** argv) {
       return odbatch::cli::run_simulate_command(simulate_arguments.options());
     }
     if (launch->parsed()) return odbatch::cli::run_launch_command(launch_arguments.options());
+    if (stress->parsed()) return odbatch::cli::run_stress_command(stress_arguments.options());
   } catch (const std::exception& e) {
     std::cerr << "odbatch: internal error: " << e.what() << '\n';
   }

@@ -28,9 +28,11 @@ class ControlPlane {
 
   // `calls` serves this rank's calls, `heartbeats` only the heartbeat thread: a connection of its
   // own, so that a long wait never holds a heartbeat up. Both are views of the run's namespace and
-  // must outlive the control plane. Starts the heartbeat thread.
+  // must outlive the control plane. `store_host` names who serves the store ("rank 0"), for the
+  // error when it is lost. Starts the heartbeat thread.
   ControlPlane(Store& calls, Store& heartbeats, std::uint32_t rank, std::uint32_t world_size,
-               const DistributedConfig& timing, AbortHandler on_abort);
+               const DistributedConfig& timing, AbortHandler on_abort,
+               std::string store_host = "the store's host");
   ~ControlPlane();  // stops the heartbeats
   ControlPlane(const ControlPlane&) = delete;
   ControlPlane& operator=(const ControlPlane&) = delete;
@@ -80,6 +82,8 @@ class ControlPlane {
   // are missing between short waits. `what` says what the keys mean, for the errors.
   void wait_live(const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
                  std::optional<Clock::time_point> deadline, const std::string& what);
+  // A failed store call as the cause of a failure: a lost connection names the store's host.
+  std::string store_failure(const StoreError& e) const;
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.
   void check_liveness(Store& store, PeerBeats& beats, const std::vector<std::uint32_t>& ranks,
                       const std::string& what);
@@ -90,6 +94,7 @@ class ControlPlane {
   std::uint32_t world_;
   DistributedConfig timing_;
   AbortHandler on_abort_;
+  std::string store_host_;
   std::vector<std::uint32_t> peers_;
   PeerBeats beats_;          // the calling thread's
   PeerBeats watched_beats_;  // the heartbeat thread's

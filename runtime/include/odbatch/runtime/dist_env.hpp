@@ -29,8 +29,9 @@ struct DistEnv {
   static DistEnv from_env();
 
   // The collective for the round protocol: the in-process group's, or for ranks that are
-  // processes the Gloo one with its control plane (ProcessGroupCollective). Throws
-  // CollectiveError when it cannot be set up.
+  // processes the Gloo one with its control plane (ProcessGroupCollective), wrapped in a
+  // FaultInjectingCollective when ODBATCH_FAULT names this rank. Throws CollectiveError when it
+  // cannot be set up, std::invalid_argument for a malformed ODBATCH_FAULT.
   std::unique_ptr<Collective> make_collective(const DistributedConfig& timing = {}) const;
 };
 

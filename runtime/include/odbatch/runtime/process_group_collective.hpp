@@ -48,6 +48,10 @@ class ProcessGroupCollective final : public Collective {
   void finish_epoch(std::uint64_t epoch, Clock::time_point deadline) override;
   void set_abort_listener(AbortListener listener) override;
 
+  // Stops serving the store this rank hosts, if it hosts one: every rank then loses it, as when
+  // this machine drops off the network (fault injection).
+  void stop_hosted_store();
+
  private:
   class Group;
   std::unique_ptr<Group> group_;

@@ -1,0 +1,68 @@
+// `odbatch stress`: the bounded fault matrix, one run per fault kind with three ranks as processes
+// over loopback, with timeouts ten heartbeats long so that a loaded machine causes no false abort.
+#include <doctest/doctest.h>
+
+#include "cli_test_support.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path write_stress_config(const fs::path& dir) {
+  const auto data = fs::path(ODBATCH_DATA_DIR);
+  test::write_jsonl(dir / "records.jsonl", test::text_records(400));
+  std::ostringstream toml;
+  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
+       << "image_root = \"" << (data / "images").string() << "\"\n"
+       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
+       << "\"\nworkers = 1\n"
+       << "[images]\nworkers = 1\n"
+       << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 5\n"
+       << "[pipeline]\nscheduler_threads = 2\nround_timeout_ms = 3000\n"
+       << "[distributed]\nheartbeat_interval_ms = 200\npeer_timeout_ms = 2000\n"
+       << "store_timeout_ms = 3000\nflight_recorder_dir = \"" << dir.string() << "\"\n";
+  return test::scratch().write("stress.toml", toml.str());
+}
+
+TEST_CASE("every kind of fault makes every rank fail within its bound; none loses a sample") {
+  test::require_dataset();
+  const auto dir = test::scratch().path("stress");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto config = write_stress_config(dir);
+  const auto report_file = dir / "stress.json";
+  const auto run = test::run_cli(
+      "stress " + test::shell_quoted(config) + " --runs 8 --ranks 3 --each --seed 2 --dir " +
+      test::shell_quoted(dir / "runs") + " --json " + test::shell_quoted(report_file));
+  MESSAGE(run.out);
+  CHECK_MESSAGE(run.status == 0, run.out << run.err);
+  const auto report = nlohmann::json::parse(test::read_file(report_file));
+  CHECK(report["runs"] == 8);
+  CHECK(report["hangs"] == 0);
+  CHECK(report["lost_samples"] == 0);
+  CHECK(report["aborts_over_bound"] == 0);
+  CHECK(report["runs_with_problems"] == 0);
+  for (const char* kind :
+       {"kill", "stop", "delay", "corrupt", "truncate", "wrong_version", "store_unreachable"}) {
+    CAPTURE(kind);
+    REQUIRE(report["by_fault"].contains(kind));
+    CHECK(report["by_fault"][kind]["injected"] == 1);
+    CHECK(report["by_fault"][kind]["max_abort_ms"].is_number());
+  }
+  CHECK(report["by_fault"]["none"]["runs"] == 1);
+}
+
+TEST_CASE("stress refuses unusable options") {
+  CHECK(test::run_cli("stress /nonexistent.toml --runs 2").status == 2);
+  const auto dir = test::scratch().path("stress_options");
+  fs::create_directories(dir);
+  const auto config = write_stress_config(dir);
+  const auto unknown = test::run_cli("stress " + test::shell_quoted(config) + " --faults explode");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err.find("unknown fault kind 'explode'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace odbatch
