@@ -161,11 +161,13 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
   }
 }
 
-void ControlPlane::wait_live(const std::vector<std::string>& keys,
+void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& keys,
                              const std::vector<std::uint32_t>& ranks,
                              std::optional<Clock::time_point> deadline, const std::string& what) {
+  if (keys.empty()) return calls_.set(publish.key, publish.value);
   std::vector<std::string> missing_keys = keys;
   std::vector<std::uint32_t> missing_ranks = ranks;
+  bool published = false;
   while (true) {
     auto slice = timing_.heartbeat_interval;
     if (deadline)
@@ -173,7 +175,13 @@ void ControlPlane::wait_live(const std::vector<std::string>& keys,
           std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
           std::chrono::milliseconds(1), slice);
     try {
-      calls_.wait(missing_keys, slice);
+      if (published) {
+        calls_.wait(missing_keys, slice);
+      } else {
+        // A timeout leaves the key set; any other failure fails the wait anyway.
+        published = true;
+        calls_.set_and_wait(publish.key, publish.value, missing_keys, slice);
+      }
       return;
     } catch (const StoreError& e) {
       if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_failure(e));
@@ -202,7 +210,6 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
     // has completed: the block can go.
     if (rank_ == 0 && sequence % kReadyBlock == 0 && sequence > 0)
       calls_.erase_prefix(ready_block(sequence / kReadyBlock - 1));
-    calls_.set(ready_key(sequence, rank_), store_bytes(std::to_string(size)));
     std::vector<std::string> keys;
     std::vector<std::uint32_t> ranks;
     for (std::uint32_t r = 0; r < world_; ++r)
@@ -210,7 +217,8 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
         keys.push_back(ready_key(sequence, r));
         ranks.push_back(r);
       }
-    wait_live(keys, ranks, deadline, "ready for exchange " + std::to_string(sequence));
+    wait_live({ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks,
+              deadline, "ready for exchange " + std::to_string(sequence));
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }
@@ -221,7 +229,6 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
     // A rank at this barrier has seen every rank pass the previous one (the epoch's rounds
     // needed them all): its keys can go.
     if (rank_ == 0 && epoch > 0) calls_.erase_prefix(epoch_done_block(epoch - 1));
-    calls_.set(epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1"));
     std::vector<std::string> keys;
     std::vector<std::uint32_t> ranks;
     for (std::uint32_t r = 0; r < world_; ++r)
@@ -230,7 +237,8 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
         ranks.push_back(r);
       }
     const std::string what = "at the end of epoch " + std::to_string(epoch);
-    wait_live(keys, ranks, deadline, what);
+    wait_live({epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1")}, keys, ranks,
+              deadline, what);
     if (auto reason = abort_reason()) throw CollectiveError("aborted " + what + ": " + *reason);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
@@ -239,8 +247,7 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
 
 void ControlPlane::finish(bool wait_for_all) {
   try {
-    calls_.set(finished_key(rank_), store_bytes("1"));
-    if (!wait_for_all) return;
+    if (!wait_for_all) return calls_.set(finished_key(rank_), store_bytes("1"));
     std::vector<std::string> keys;
     std::vector<std::uint32_t> ranks;
     for (std::uint32_t r = 0; r < world_; ++r)
@@ -248,7 +255,8 @@ void ControlPlane::finish(bool wait_for_all) {
         keys.push_back(finished_key(r));
         ranks.push_back(r);
       }
-    wait_live(keys, ranks, Clock::now() + timing_.connect_timeout, "finished");
+    wait_live({finished_key(rank_), store_bytes("1")}, keys, ranks,
+              Clock::now() + timing_.connect_timeout, "finished");
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }

@@ -22,6 +22,12 @@ StoreError::StoreError(Kind kind, std::string operation, std::string key, std::s
       key_(std::move(key)),
       address_(std::move(address)) {}
 
+void Store::set_and_wait(const std::string& key, std::span<const std::byte> value,
+                         const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  set(key, value);
+  wait(keys, timeout);
+}
+
 std::vector<std::byte> store_bytes(std::string_view text) {
   std::vector<std::byte> bytes(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) bytes[i] = static_cast<std::byte>(text[i]);

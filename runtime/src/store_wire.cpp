@@ -52,6 +52,8 @@ std::optional<Shape> shape_of(StoreOp op) {
     case StoreOp::erase:
     case StoreOp::erase_prefix:
       return Shape{1, 1, 0, 0, NumberRule::zero};
+    case StoreOp::set_and_wait:
+      return Shape{2, kManyKeys, 1, 1, NumberRule::timeout};
     case StoreOp::ok:
       return Shape{0, 0, 0, 1, NumberRule::any};
     case StoreOp::timed_out:
@@ -164,6 +166,8 @@ std::string store_op_name(StoreOp op) {
       return "erase";
     case StoreOp::erase_prefix:
       return "erase_prefix";
+    case StoreOp::set_and_wait:
+      return "set_and_wait";
     case StoreOp::ok:
       return "ok";
     case StoreOp::timed_out:

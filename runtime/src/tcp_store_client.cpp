@@ -311,6 +311,15 @@ void TcpStoreClient::wait(const std::vector<std::string>& keys, milliseconds tim
   impl_->call(request, quoted_keys(keys), timeout);
 }
 
+void TcpStoreClient::set_and_wait(const std::string& key, std::span<const std::byte> value,
+                                  const std::vector<std::string>& keys, milliseconds timeout) {
+  check_timeout(timeout, "set_and_wait");
+  StoreMessage request{
+      StoreOp::set_and_wait, timeout.count(), {key}, {{value.begin(), value.end()}}};
+  request.keys.insert(request.keys.end(), keys.begin(), keys.end());
+  impl_->call(request, quoted_keys(request.keys), timeout);
+}
+
 bool TcpStoreClient::erase(const std::string& key) {
   const StoreMessage request{StoreOp::erase, 0, {key}, {}};
   return impl_->call(request, quoted_keys(request.keys), milliseconds{0}).number == 1;

@@ -372,6 +372,11 @@ void Session::handle(std::span<const std::byte> frame) {
     case StoreOp::timed_out:
     case StoreOp::failed:
       return refuse(store_op_name(request.op) + " is not a request after the hello");
+    case StoreOp::set_and_wait:
+      core_.set(request.keys.front(), request.values.front());
+      request = StoreMessage{
+          StoreOp::wait, request.number, {request.keys.begin() + 1, request.keys.end()}, {}};
+      [[fallthrough]];
     case StoreOp::get:
     case StoreOp::wait: {
       auto missing = core_.missing_keys(request);

@@ -27,6 +27,9 @@ TEST_CASE("runs sharing a store see only their own keys") {
   CHECK(run_a.add("ready", 2) == 2);
   CHECK(run_b.add("ready", 1) == 1);
   run_a.wait({"abort", "ready"}, 0ms);
+  run_b.set_and_wait("mine", store_bytes("b"), {"abort", "ready"}, 0ms);
+  CHECK(store_text(client.get("run/b2/mine", 0ms)) == "b");
+  CHECK(run_b.erase("mine"));
   CHECK(run_b.erase("ready"));
   CHECK(run_a.check({"ready"}));
 

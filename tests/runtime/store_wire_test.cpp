@@ -61,7 +61,8 @@ StoreMessage random_message(SplitMix64& rng) {
   constexpr StoreOp kOps[] = {
       StoreOp::hello,           StoreOp::set,   StoreOp::get,       StoreOp::add,
       StoreOp::compare_and_set, StoreOp::check, StoreOp::wait,      StoreOp::erase,
-      StoreOp::erase_prefix,    StoreOp::ok,    StoreOp::timed_out, StoreOp::failed};
+      StoreOp::erase_prefix,    StoreOp::ok,    StoreOp::timed_out, StoreOp::failed,
+      StoreOp::set_and_wait};
   StoreMessage m;
   m.op = kOps[below(rng, std::size(kOps))];
   auto keys = [&](std::size_t count) {
@@ -101,6 +102,11 @@ StoreMessage random_message(SplitMix64& rng) {
       break;
     case StoreOp::wait:
       keys(1 + below(rng, 5));
+      m.number = timeout;
+      break;
+    case StoreOp::set_and_wait:
+      keys(2 + below(rng, 5));
+      values(1);
       m.number = timeout;
       break;
     case StoreOp::erase:
@@ -197,6 +203,9 @@ TEST_CASE("each op's shape is enforced when encoding and when decoding") {
       {{StoreOp::get, -1, {"k"}, {}}, "timeout of -1 ms"},
       {{StoreOp::get, kMaxStoreTimeoutMs + 1, {"k"}, {}}, "timeout of"},
       {{StoreOp::wait, 5, {}, {}}, "wait carries 0 keys, expected at least 1"},
+      {{StoreOp::set_and_wait, 5, {"k"}, {store_bytes("v")}},
+       "set_and_wait carries 1 keys, expected at least 2"},
+      {{StoreOp::set_and_wait, 5, {"k", "w"}, {}}, "set_and_wait carries 0 values, expected 1"},
       {{StoreOp::compare_and_set, 0, {"k"}, {{}, {}, {}}}, "3 values, expected 1 to 2"},
       {{StoreOp::erase, 7, {"k"}, {}}, "erase has number 7, expected 0"},
       {{StoreOp::check, 0, {"a", ""}, {}}, "empty key"},
@@ -371,6 +380,7 @@ TEST_CASE("fuzz: mutated and random bodies decode to an error or to their canoni
 TEST_CASE("op names") {
   CHECK(store_op_name(StoreOp::compare_and_set) == "compare_and_set");
   CHECK(store_op_name(StoreOp::timed_out) == "timed_out");
+  CHECK(store_op_name(StoreOp::set_and_wait) == "set_and_wait");
   CHECK(store_op_name(static_cast<StoreOp>(200)) == "op 200");
 }
 

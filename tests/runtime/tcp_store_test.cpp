@@ -115,6 +115,33 @@ TEST_CASE("get and wait return once another client sets the keys") {
   CHECK(store_text(waiter.get("abort", 0ms)) == "rank 1 failed");
 }
 
+TEST_CASE("set_and_wait: two ranks meet in one call each") {
+  TcpStoreServer server(loopback_server_options());
+  TcpStoreClient first(client_options(server.port()));
+  std::thread second([port = server.port()] {
+    TcpStoreClient client(client_options(port));
+    client.set_and_wait("ready/1", store_bytes("b"), {"ready/0"}, 30s);
+  });
+  first.set_and_wait("ready/0", store_bytes("a"), {"ready/1"}, 30s);
+  second.join();
+  CHECK(store_text(first.get("ready/0", 0ms)) == "a");
+  CHECK(store_text(first.get("ready/1", 0ms)) == "b");
+}
+
+TEST_CASE("set_and_wait that times out has set its key and names the keys still missing") {
+  TcpStoreServer server(loopback_server_options());
+  TcpStoreClient client(client_options(server.port()));
+  client.set("present", {});
+  const StoreError waited = store_error_of([&] {
+    client.set_and_wait("mine", store_bytes("1"), {"present", "absent"}, 100ms);
+  });
+  CHECK(waited.kind() == StoreError::Kind::timeout);
+  CHECK(waited.operation() == "set_and_wait");
+  CHECK(contains(waited.what(), "still missing 'absent'"));
+  CHECK(store_text(client.get("mine", 0ms)) == "1");
+  CHECK_THROWS_AS(client.set_and_wait("mine", {}, {"k"}, -1ms), std::invalid_argument);
+}
+
 TEST_CASE("many waiters on one key are all woken by one set") {
   TcpStoreServer server(loopback_server_options());
   constexpr int kWaiters = 8;

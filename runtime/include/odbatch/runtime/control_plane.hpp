@@ -38,7 +38,7 @@ class ControlPlane {
   ControlPlane& operator=(const ControlPlane&) = delete;
 
   // Publishes "ready for exchange `sequence` with `size` bytes" and returns once every rank is
-  // ready: two store calls when nobody is late. Throws CollectiveError naming the cause: the abort
+  // ready: one store call when nobody is late. Throws CollectiveError naming the cause: the abort
   // key's reason, a peer whose heartbeat stopped for peer_timeout (with its rank), the ranks not
   // ready at `deadline`, or the store failing. (The sizes stay on the store for whoever looks into
   // a stuck run; the exchange carries its own.)
@@ -77,11 +77,19 @@ class ControlPlane {
   // Last seen heartbeat counts, per peer, of one observer (a thread).
   using PeerBeats = std::map<std::uint32_t, PeerBeat>;
 
+  // A key this rank sets in the same store call as its first wait.
+  struct Publish {
+    std::string key;
+    std::vector<std::byte> value;
+  };
+
   void heartbeat_loop();
-  // Waits until every key is set, checking the abort key and the liveness of the ranks whose keys
-  // are missing between short waits. `what` says what the keys mean, for the errors.
-  void wait_live(const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
-                 std::optional<Clock::time_point> deadline, const std::string& what);
+  // Sets `publish`'s key, then waits until every key is set, checking the abort key and the
+  // liveness of the ranks whose keys are missing between short waits. `what` says what the keys
+  // mean, for the errors.
+  void wait_live(Publish publish, const std::vector<std::string>& keys,
+                 const std::vector<std::uint32_t>& ranks, std::optional<Clock::time_point> deadline,
+                 const std::string& what);
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.

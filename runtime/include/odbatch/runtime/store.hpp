@@ -76,6 +76,12 @@ class Store {
   // (timeout) naming the keys still missing. A key set and erased again while waiting counts.
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 
+  // set(key, value), then wait(keys, timeout): one round trip to a store that supports it. When
+  // it throws a timeout, `key` has been set.
+  virtual void set_and_wait(const std::string& key, std::span<const std::byte> value,
+                            const std::vector<std::string>& keys,
+                            std::chrono::milliseconds timeout);
+
   // Removes `key`; whether it existed.
   virtual bool erase(const std::string& key) = 0;
 

@@ -32,6 +32,7 @@ enum class StoreOp : std::uint8_t {
   wait = 7,             // keys; number: timeout in ms
   erase = 8,            // key
   erase_prefix = 9,     // key: the prefix
+  set_and_wait = 10,    // keys: the one to set, then those to wait for; value; number: timeout
   // Replies.
   ok = 128,         // number and up to one value, as the request's op defines
   timed_out = 129,  // keys: those still missing
