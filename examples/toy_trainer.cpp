@@ -1,0 +1,88 @@
+// A toy data-parallel trainer: each rank (started by `odbatch launch` or torchrun) runs the
+// pipeline on its shard and performs one allreduce per batch on a Gloo context of its own, as a
+// real trainer's gradient allreduce would, then prints its step count. The pipeline keeps every
+// rank's step count equal, so the allreduces pair up and none waits forever.
+//
+//   odbatch launch --nproc 3 -- build/examples/odbatch_toy_trainer examples/pipeline.toml
+//
+// The "gradient" allreduced is the step's token count: its sum must equal the step's global
+// token total that the pipeline reports, which the trainer checks.
+#include <gloo/allreduce.h>
+#include <gloo/math.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "odbatch/actors/pipeline.hpp"
+#include "odbatch/runtime/dist_env.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/runtime/prefix_store.hpp"
+#include "odbatch/runtime/tcp_store_client.hpp"
+#include "odbatch/runtime/trainer_gloo_context.hpp"
+
+namespace {
+
+// Sums one value over every rank on the trainer's context.
+double allreduce_sum(const std::shared_ptr<gloo::Context>& context, double value) {
+  gloo::AllreduceOptions options(context);
+  options.setInput(&value, 1);
+  options.setOutput(&value, 1);
+  options.setReduceFunction(
+      static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<double>));
+  gloo::allreduce(options);
+  return value;
+}
+
+int train(const char* config_file) {
+  const auto dist = odbatch::DistEnv::from_env();
+  // Rank 0's pipeline hosts the run's store at MASTER_ADDR:MASTER_PORT (a single rank has none).
+  odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(config_file), dist);
+  std::shared_ptr<gloo::Context> context;
+  std::unique_ptr<odbatch::TcpStoreClient> store;
+  std::unique_ptr<odbatch::PrefixStore> trainer_keys;
+  if (dist.world_size > 1) {
+    store =
+        std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::from_env(dist));
+    trainer_keys = std::make_unique<odbatch::PrefixStore>("trainer/", *store);
+    odbatch::TrainerGlooOptions gloo_options;
+    gloo_options.hostname = dist.master_addr;  // one machine: the ranks share MASTER_ADDR
+    context = odbatch::connect_trainer_gloo_context(*trainer_keys, dist.rank, dist.world_size,
+                                                    gloo_options);
+  }
+
+  pipeline.start_epoch(0);
+  std::uint64_t steps = 0, idle_steps = 0, tokens = 0;
+  while (const auto batch = pipeline.next_batch()) {
+    const auto& info = batch->step_info();
+    const auto mine = static_cast<double>(info.tokens);
+    const double summed = context ? allreduce_sum(context, mine) : mine;
+    if (static_cast<std::uint64_t>(summed) != info.global.tokens) {
+      std::cerr << "rank " << dist.rank << ": step " << info.step << ": allreduced " << summed
+                << " tokens, the pipeline says " << info.global.tokens << '\n';
+      return 1;
+    }
+    ++steps;
+    idle_steps += info.idle ? 1 : 0;
+    tokens += info.tokens;
+  }
+  std::cout << "rank " << dist.rank << ": " << steps << " steps (" << idle_steps << " idle), "
+            << tokens << " tokens, one allreduce per step\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: " << argv[0] << " PIPELINE.toml   (under odbatch launch or torchrun)\n";
+    return 2;
+  }
+  try {
+    return train(argv[1]);
+  } catch (const std::exception& e) {
+    std::cerr << "toy trainer: " << e.what() << '\n';
+    return 1;
+  }
+}

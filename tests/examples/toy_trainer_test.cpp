@@ -1,0 +1,54 @@
+// The toy trainer under `odbatch launch`: every rank runs as many steps as every other, and each
+// step's allreduce on the trainer's own Gloo context sums to the pipeline's global token total
+// (the trainer exits non-zero otherwise).
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "cli_test_support.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST_CASE("three ranks run equal step counts with one allreduce per step on their own context") {
+  test::require_dataset();
+  const auto data = fs::path(ODBATCH_DATA_DIR);
+  const auto dir = test::scratch().path("toy_trainer");
+  fs::create_directories(dir);
+  // Uneven shards: 301 records over 3 ranks, with images, so that ranks differ in work.
+  auto records = test::text_records(280);
+  const auto images = test::image_records(21, /*wallpapers=*/false);
+  records.insert(records.end(), images.begin(), images.end());
+  test::write_jsonl(dir / "records.jsonl", records);
+  std::ostringstream toml;
+  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
+       << "image_root = \"" << (data / "images").string() << "\"\n"
+       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
+       << "\"\nworkers = 1\n"
+       << "[images]\nworkers = 1\nmax_pixels = 200704\n"
+       << "[batching]\ntoken_budget = 2048\nmax_seq_len = 2048\nwindow = 16\nseed = 3\n"
+       << "[pipeline]\nscheduler_threads = 2\n";
+  const auto config = test::scratch().write("toy_trainer.toml", toml.str());
+
+  const auto run =
+      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
+                    test::shell_quoted(config));
+  REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
+  const std::regex line(R"(rank (\d): (\d+) steps \((\d+) idle\), (\d+) tokens)");
+  std::set<std::string> ranks, step_counts;
+  for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
+    ranks.insert((*it)[1]);
+    step_counts.insert((*it)[2]);
+  }
+  CHECK(ranks == std::set<std::string>{"0", "1", "2"});
+  CHECK_MESSAGE(step_counts.size() == 1, run.out);
+  CHECK(std::stoul(*step_counts.begin()) > 5);
+}
+
+}  // namespace
+}  // namespace odbatch
