@@ -10,6 +10,7 @@ packages=(
   doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   spin clang-format
   jq gnuplot-nox
+  iproute2
 )
 
 missing=()

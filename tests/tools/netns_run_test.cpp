@@ -1,0 +1,105 @@
+// Ranks on separate hosts: three network namespaces joined by a bridge (veth pairs, iproute2),
+// each with its own address and no route to the others' loopback, so the store, the heartbeats
+// and the Gloo pairs cross a real interface. Needs root (CAP_NET_ADMIN); skipped without it.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "cli_test_support.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool can_make_namespaces() {
+  const std::string probe = "odbprobe" + std::to_string(::getpid());
+  const std::string command = "ip netns add " + probe + " >/dev/null 2>&1 && ip netns del " + probe;
+  return std::system(command.c_str()) == 0;
+}
+
+// A script that builds the hosts, runs `ranks_command` (with $r, $addr and $ns set per rank, all
+// ranks at once) and removes the hosts whatever happens.
+std::string hosts_script(const std::string& prefix, const std::string& ranks_command) {
+  std::ostringstream s;
+  s << "set -eu\n"
+    << "p=" << prefix << "\n"
+    << "cleanup() { for r in 0 1 2; do ip netns del ${p}h$r 2>/dev/null || true; done; "
+    << "ip netns del ${p}sw 2>/dev/null || true; }\n"
+    << "trap cleanup EXIT\n"
+    << "ip netns add ${p}sw\n"
+    << "ip -n ${p}sw link add br0 type bridge\n"
+    << "ip -n ${p}sw link set br0 up\n"
+    << "for r in 0 1 2; do\n"
+    << "  ip netns add ${p}h$r\n"
+    << "  ip link add ${p}v$r type veth peer name ${p}s$r\n"
+    << "  ip link set ${p}v$r netns ${p}h$r\n"
+    << "  ip link set ${p}s$r netns ${p}sw\n"
+    << "  ip -n ${p}sw link set ${p}s$r master br0 up\n"
+    << "  ip -n ${p}h$r addr add 10.199.0.$((r + 1))/24 dev ${p}v$r\n"
+    << "  ip -n ${p}h$r link set ${p}v$r up\n"
+    << "  ip -n ${p}h$r link set lo up\n"
+    << "done\n"
+    << "pids=()\n"
+    << "for r in 0 1 2; do\n"
+    << "  ns=${p}h$r addr=10.199.0.$((r + 1))\n"
+    << "  (" << ranks_command << " && echo 0 >rc-$r || echo $? >rc-$r) &\n"
+    << "  pids+=($!)\n"
+    << "done\n"
+    << "wait \"${pids[@]}\"\n";
+  return s.str();
+}
+
+TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
+  test::require_dataset();
+  if (!can_make_namespaces()) {
+    MESSAGE("skipped: network namespaces cannot be created here (needs root)");
+    return;
+  }
+  const auto data = fs::path(ODBATCH_DATA_DIR);
+  const auto dir = test::scratch().path("netns");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  test::write_jsonl(dir / "records.jsonl", test::text_records(300));
+  std::ostringstream toml;
+  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
+       << "image_root = \"" << (data / "images").string() << "\"\n"
+       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
+       << "\"\nworkers = 1\n"
+       << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 7\n"
+       << "[pipeline]\nscheduler_threads = 2\n"
+       << "[distributed]\nheartbeat_interval_ms = 200\npeer_timeout_ms = 5000\n"
+       << "connect_timeout_ms = 30000\n";
+  const auto config = test::scratch().write("netns.toml", toml.str());
+  // Every rank reaches the store on host 0's address and offers its Gloo pairs on its own.
+  const std::string rank_command =
+      "cd " + test::shell_quoted(dir) + " && ip netns exec $ns env RANK=$r WORLD_SIZE=3 " +
+      "LOCAL_RANK=0 MASTER_ADDR=10.199.0.1 MASTER_PORT=29517 ODBATCH_GLOO_HOSTNAME=$addr " +
+      test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " + test::shell_quoted(config) +
+      " --ledger 'ledger-{rank}.jsonl' >out-$r 2>err-$r";
+  const auto script = test::scratch().write(
+      "netns.sh", hosts_script("odb" + std::to_string(::getpid() % 100000), rank_command));
+  REQUIRE(std::system(("bash " + test::shell_quoted(script)).c_str()) == 0);
+
+  std::string ledgers;
+  std::set<std::size_t> step_counts;
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    const auto rank = std::to_string(r);
+    CHECK_MESSAGE(test::read_file(dir / ("rc-" + rank)) == "0\n",
+                  test::read_file(dir / ("err-" + rank)));
+    step_counts.insert(test::read_ledger(dir / ("ledger-" + rank + ".jsonl"), 0).steps.size());
+    ledgers += " " + test::shell_quoted(dir / ("ledger-" + rank + ".jsonl"));
+  }
+  CHECK(step_counts.size() == 1);
+  CHECK(*step_counts.begin() > 5);
+  const auto audit = test::run_cli("audit" + ledgers + " --config " + test::shell_quoted(config));
+  CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
+}
+
+}  // namespace
+}  // namespace odbatch
