@@ -23,8 +23,11 @@ bool can_make_namespaces() {
 }
 
 // A script that builds the hosts, runs `ranks_command` (with $r, $addr and $ns set per rank, all
-// ranks at once) and removes the hosts whatever happens.
-std::string hosts_script(const std::string& prefix, const std::string& ranks_command) {
+// ranks at once; each rank's exit status and end time land in rc-$r and end-$r) and removes the
+// hosts whatever happens.
+// `during` runs once the ranks have started (with $p set).
+std::string hosts_script(const std::string& prefix, const std::string& ranks_command,
+                         const std::string& during = "") {
   std::ostringstream s;
   s << "set -eu\n"
     << "p=" << prefix << "\n"
@@ -47,11 +50,47 @@ std::string hosts_script(const std::string& prefix, const std::string& ranks_com
     << "pids=()\n"
     << "for r in 0 1 2; do\n"
     << "  ns=${p}h$r addr=10.199.0.$((r + 1))\n"
-    << "  (" << ranks_command << " && echo 0 >rc-$r || echo $? >rc-$r) &\n"
+    << "  (" << ranks_command << " && echo 0 >rc-$r || echo $? >rc-$r; date +%s%N >end-$r) &\n"
     << "  pids+=($!)\n"
     << "done\n"
+    << during << "\n"
     << "wait \"${pids[@]}\"\n";
   return s.str();
+}
+
+// A run over `records` real text records; `extra` is appended to the TOML.
+fs::path write_config(const fs::path& dir, const std::string& name, std::size_t records,
+                      const std::string& extra) {
+  const auto data = fs::path(ODBATCH_DATA_DIR);
+  test::write_jsonl(dir / "records.jsonl", test::text_records(records));
+  std::ostringstream toml;
+  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
+       << "image_root = \"" << (data / "images").string() << "\"\n"
+       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
+       << "\"\nworkers = 1\n"
+       << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 7\n"
+       << "[pipeline]\nscheduler_threads = 2\n"
+       << extra;
+  return test::scratch().write(name + ".toml", toml.str());
+}
+
+// Rank $r on host $ns: the store on host 0's address, its Gloo pairs on its own address.
+std::string rank_command(const fs::path& dir, const fs::path& config) {
+  return "cd " + test::shell_quoted(dir) + " && ip netns exec $ns env RANK=$r WORLD_SIZE=3 " +
+         "LOCAL_RANK=0 MASTER_ADDR=10.199.0.1 MASTER_PORT=29517 ODBATCH_GLOO_HOSTNAME=$addr " +
+         test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " + test::shell_quoted(config) +
+         " --ledger 'ledger-{rank}.jsonl' >out-$r 2>err-$r";
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const auto dir = test::scratch().path(name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string prefix() {
+  return "odb" + std::to_string(::getpid() % 100000);
 }
 
 TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
@@ -60,29 +99,12 @@ TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
     MESSAGE("skipped: network namespaces cannot be created here (needs root)");
     return;
   }
-  const auto data = fs::path(ODBATCH_DATA_DIR);
-  const auto dir = test::scratch().path("netns");
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  test::write_jsonl(dir / "records.jsonl", test::text_records(300));
-  std::ostringstream toml;
-  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
-       << "image_root = \"" << (data / "images").string() << "\"\n"
-       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
-       << "\"\nworkers = 1\n"
-       << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 7\n"
-       << "[pipeline]\nscheduler_threads = 2\n"
-       << "[distributed]\nheartbeat_interval_ms = 200\npeer_timeout_ms = 5000\n"
-       << "connect_timeout_ms = 30000\n";
-  const auto config = test::scratch().write("netns.toml", toml.str());
-  // Every rank reaches the store on host 0's address and offers its Gloo pairs on its own.
-  const std::string rank_command =
-      "cd " + test::shell_quoted(dir) + " && ip netns exec $ns env RANK=$r WORLD_SIZE=3 " +
-      "LOCAL_RANK=0 MASTER_ADDR=10.199.0.1 MASTER_PORT=29517 ODBATCH_GLOO_HOSTNAME=$addr " +
-      test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " + test::shell_quoted(config) +
-      " --ledger 'ledger-{rank}.jsonl' >out-$r 2>err-$r";
-  const auto script = test::scratch().write(
-      "netns.sh", hosts_script("odb" + std::to_string(::getpid() % 100000), rank_command));
+  const auto dir = fresh_dir("netns");
+  const auto config = write_config(dir, "netns", 300,
+                                   "[distributed]\nheartbeat_interval_ms = 200\n"
+                                   "peer_timeout_ms = 5000\nconnect_timeout_ms = 30000\n");
+  const auto script =
+      test::scratch().write("netns.sh", hosts_script(prefix(), rank_command(dir, config)));
   REQUIRE(std::system(("bash " + test::shell_quoted(script)).c_str()) == 0);
 
   std::string ledgers;
@@ -99,6 +121,42 @@ TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
   CHECK(*step_counts.begin() > 5);
   const auto audit = test::run_cli("audit" + ledgers + " --config " + test::shell_quoted(config));
   CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
+}
+
+TEST_CASE("a host cut off the network mid-epoch: every rank fails fast, the others naming it") {
+  test::require_dataset();
+  if (!can_make_namespaces()) {
+    MESSAGE("skipped: network namespaces cannot be created here (needs root)");
+    return;
+  }
+  const auto dir = fresh_dir("netns_partition");
+  // Slow workers stretch the epoch past the cut; a store call gives up after 3 s.
+  const auto config = write_config(dir, "netns_partition", 1500,
+                                   "worker_jitter_us = 20000\n[distributed]\n"
+                                   "heartbeat_interval_ms = 200\npeer_timeout_ms = 2000\n"
+                                   "store_timeout_ms = 3000\nconnect_timeout_ms = 30000\n");
+  const std::string cut = "sleep 2; date +%s%N >cut; ip -n ${p}h2 link set ${p}v2 down";
+  const auto script = test::scratch().write(
+      "netns_partition.sh", "cd " + test::shell_quoted(dir) + "\n" +
+                                hosts_script(prefix(), rank_command(dir, config), cut));
+  REQUIRE(std::system(("bash " + test::shell_quoted(script)).c_str()) == 0);
+
+  const auto nanoseconds = [&](const std::string& file) {
+    return std::stoll(test::read_file(dir / file));
+  };
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    const auto rank = std::to_string(r);
+    const std::string error = test::read_file(dir / ("err-" + rank));
+    CHECK_MESSAGE(test::read_file(dir / ("rc-" + rank)) == "1\n", error);
+    const long ms =
+        static_cast<long>((nanoseconds("end-" + rank) - nanoseconds("cut")) / 1'000'000);
+    MESSAGE("rank " << r << " exited " << ms << " ms after the cut: " << error);
+    // peer_timeout + 2 heartbeats, rank 0 serving the store peer_timeout longer, the cut-off
+    // rank's store call its store_timeout; plus room for a loaded machine.
+    CHECK(ms < 2000 + 400 + 3000 + 2000 + 5000);
+    if (r != 2) CHECK_MESSAGE(error.find("rank 2") != std::string::npos, error);
+  }
 }
 
 }  // namespace
