@@ -47,7 +47,9 @@ int train(const char* config_file) {
         std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::from_env(dist));
     trainer_keys = std::make_unique<odbatch::PrefixStore>("trainer/", *store);
     odbatch::TrainerGlooOptions gloo_options;
-    gloo_options.hostname = dist.master_addr;  // one machine: the ranks share MASTER_ADDR
+    // This rank's address for the others (as for the loader's mesh); on one machine, MASTER_ADDR.
+    const char* hostname = std::getenv("ODBATCH_GLOO_HOSTNAME");
+    gloo_options.hostname = hostname && *hostname ? hostname : dist.master_addr;
     context = odbatch::connect_trainer_gloo_context(*trainer_keys, dist.rank, dist.world_size,
                                                     gloo_options);
   }

@@ -1,5 +1,6 @@
 #include "odbatch/core/fault_spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <limits>
@@ -17,6 +18,8 @@ constexpr std::array<FaultKind, 7> kKinds{FaultKind::kill,
                                           FaultKind::truncate,
                                           FaultKind::wrong_version,
                                           FaultKind::store_unreachable};
+
+constexpr std::uint64_t kMaxDurationMs = 24ull * 3600 * 1000;
 
 bool has_duration(FaultKind kind) {
   return kind == FaultKind::stop || kind == FaultKind::delay;
@@ -92,7 +95,10 @@ FaultSpec parse_fault_spec(std::string_view text) {
     } else if (field == "round") {
       spec.round = parse_number(field, value);
     } else if (field == "ms") {
-      spec.duration = milliseconds(static_cast<milliseconds::rep>(parse_number(field, value)));
+      const auto ms = parse_number(field, value);
+      if (ms > kMaxDurationMs)
+        throw std::invalid_argument("fault spec: ms " + std::string(value) + " is over a day");
+      spec.duration = milliseconds(static_cast<milliseconds::rep>(ms));
       duration_seen = true;
     } else {
       throw std::invalid_argument("fault spec: unknown field '" + std::string(field) +
@@ -132,7 +138,12 @@ milliseconds abort_bound(const FaultSpec& spec, const AbortTiming& timing) {
   const milliseconds propagation = 2 * timing.heartbeat_interval;
   switch (spec.kind) {
     case FaultKind::kill:
+      return timing.peer_timeout + propagation;
     case FaultKind::stop:
+      // A stopped store host is noticed when a store call gives up, or by its heartbeat.
+      if (spec.rank == 0)
+        return std::max(timing.peer_timeout, timing.store_timeout + timing.heartbeat_interval) +
+               propagation;
       return timing.peer_timeout + propagation;
     case FaultKind::delay:
       return timing.round_timeout + propagation;

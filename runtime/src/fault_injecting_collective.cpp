@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -28,23 +29,25 @@ long long unix_ms_now() {
       .count();
 }
 
-// SIGSTOP for `duration`: a child process, which a stopped parent cannot hold up, sends SIGCONT.
+// SIGSTOP for `duration`: a child process stops this one, sleeps and resumes it (both signals
+// from the child, so that the SIGCONT cannot come before the SIGSTOP); this thread waits for it.
 void stop_for(std::chrono::milliseconds duration) {
   const pid_t parent = ::getpid();
   const pid_t resumer = ::fork();
   if (resumer == 0) {
     // Only async-signal-safe calls in the child of a threaded process.
+    ::kill(parent, SIGSTOP);
     timespec remaining{static_cast<time_t>(duration.count() / 1000),
                        static_cast<long>(duration.count() % 1000) * 1'000'000};
-    while (::nanosleep(&remaining, &remaining) != 0) {
+    while (::nanosleep(&remaining, &remaining) != 0 && errno == EINTR) {
     }
     ::kill(parent, SIGCONT);
     ::_exit(0);
   }
   if (resumer < 0) throw CollectiveError("fault injection: cannot fork the resumer of a stop");
-  ::raise(SIGSTOP);
   int status = 0;
-  ::waitpid(resumer, &status, 0);
+  while (::waitpid(resumer, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 }  // namespace

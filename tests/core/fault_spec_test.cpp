@@ -49,6 +49,7 @@ TEST_CASE("malformed fault specs are refused, naming the problem") {
   CHECK(parse_error("kind=kill,rank").find("'rank' is not FIELD=VALUE") != std::string::npos);
   CHECK(parse_error("kind=stop,rank=1").find("ms= is required by stop") != std::string::npos);
   CHECK(parse_error("kind=kill,rank=1,ms=5").find("ms= is not taken by kill") != std::string::npos);
+  CHECK(parse_error("kind=stop,rank=1,ms=86400001").find("over a day") != std::string::npos);
   CHECK(parse_error("kind=store_unreachable,rank=1").find("needs rank=0") != std::string::npos);
 }
 
@@ -59,6 +60,7 @@ TEST_CASE("abort bounds follow from the timing of each kind of failure") {
   };
   CHECK(bound("kind=kill,rank=1") == 2000 + 400);
   CHECK(bound("kind=stop,rank=1,ms=9000") == 2000 + 400);
+  CHECK(bound("kind=stop,rank=0,ms=9000") == 5000 + 200 + 400);  // the store's host
   CHECK(bound("kind=delay,rank=1,ms=9000") == 3000 + 400);
   CHECK(bound("kind=store_unreachable,rank=0") == 5000 + 400);
   CHECK(bound("kind=corrupt,rank=1") == 400);

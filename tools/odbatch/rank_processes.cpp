@@ -16,9 +16,12 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 
-bool is_rank_variable(std::string_view name) {
+// torchrun's variables, and those that would change a run behind the spec's back (a fault, a
+// standalone store).
+bool is_replaced_variable(std::string_view name) {
   return name == "RANK" || name == "WORLD_SIZE" || name == "LOCAL_RANK" ||
-         name == "LOCAL_WORLD_SIZE" || name == "MASTER_ADDR" || name == "MASTER_PORT";
+         name == "LOCAL_WORLD_SIZE" || name == "MASTER_ADDR" || name == "MASTER_PORT" ||
+         name == "ODBATCH_FAULT" || name == "ODBATCH_STORE_ADDR";
 }
 
 std::vector<std::string> rank_environment(const RankProcessSpec& spec, std::uint32_t rank) {
@@ -26,7 +29,7 @@ std::vector<std::string> rank_environment(const RankProcessSpec& spec, std::uint
   for (char** entry = environ; *entry; ++entry) {
     const std::string_view variable(*entry);
     const std::string_view name = variable.substr(0, variable.find('='));
-    if (is_rank_variable(name) || spec.extra_environment.count(std::string(name))) continue;
+    if (is_replaced_variable(name) || spec.extra_environment.count(std::string(name))) continue;
     env.emplace_back(variable);
   }
   env.push_back("RANK=" + std::to_string(rank));

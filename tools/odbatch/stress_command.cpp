@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -50,6 +51,17 @@ std::string read_text(const fs::path& file) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// Whether `text` has `phrase` not followed by another digit ("rank 1" is not in "rank 12").
+bool mentions(const std::string& text, const std::string& phrase) {
+  for (auto at = text.find(phrase); at != std::string::npos; at = text.find(phrase, at + 1)) {
+    const auto next = at + phrase.size();
+    if (next == text.size() || !std::isdigit(static_cast<unsigned char>(text[next])) ||
+        !std::isdigit(static_cast<unsigned char>(phrase.back())))
+      return true;
+  }
+  return false;
 }
 
 // The wall-clock time the faulted rank announced its injection at, if it injected.
@@ -129,6 +141,11 @@ class StressRun {
     if (fault) fault_ms = injection_time(read_text(ranks[fault->rank].stderr_file));
     out.injected = fault_ms.has_value();
     out.must_fail = out.injected && fault_fails_run(*fault, timing_);
+    // Faults are placed among run 0's rounds, which every run has: one never injected means the
+    // injector is broken.
+    if (fault && !out.injected && !out.hang)
+      out.problems.push_back("the fault was never injected: " +
+                             ranks[fault->rank].stderr_file.string());
     if (out.must_fail)
       check_failure(*fault, *fault_ms, ranks, out);
     else if (!out.hang)
@@ -159,7 +176,7 @@ class StressRun {
                                std::to_string(bound.count()) + " ms");
       }
       const std::string error = read_text(rank.stderr_file);
-      if (error.find(culprit) == std::string::npos || error.find("round") == std::string::npos)
+      if (!mentions(error, culprit) || !mentions(error, "round "))
         out.problems.push_back(who + "'s error names neither the " + culprit +
                                " nor a round: " + rank.stderr_file.string());
     }
@@ -182,14 +199,23 @@ class StressRun {
     fs::create_directories(audit.output_dir);
     auto auditor = start_ranks(audit);
     wait_for_ranks(auditor, std::chrono::steady_clock::time_point::max());
-    const auto report = nlohmann::json::parse(read_text(dir / "audit.json"));
-    for (const auto& epoch : report.at("epochs")) {
-      const auto accounted = epoch.value("emitted", 0ull) + epoch.value("rejected", 0ull);
-      const auto expected = epoch.value("expected", 0ull);
+    const std::string why = "ledger audit failed: " + (audit.output_dir / "rank0.out").string() +
+                            ", " + (audit.output_dir / "rank0.err").string();
+    // Exit 2: a ledger unreadable, and no report.
+    if (auditor.front().exit_code == 2) return out.problems.push_back(why);
+    const auto report = nlohmann::json::parse(read_text(dir / "audit.json"), nullptr, false);
+    if (report.is_discarded() || !report.contains("epochs"))
+      return out.problems.push_back(why + " (no readable report)");
+    const auto count = [](const nlohmann::json& epoch, const char* key) {
+      const auto found = epoch.find(key);
+      return found != epoch.end() && found->is_number() ? found->get<std::uint64_t>() : 0;
+    };
+    for (const auto& epoch : report["epochs"]) {
+      const auto accounted = count(epoch, "emitted") + count(epoch, "rejected");
+      const auto expected = count(epoch, "expected");
       if (expected > accounted) out.lost += expected - accounted;
     }
-    if (auditor.front().exit_code != 0 || !report.at("ok").get<bool>())
-      out.problems.push_back("ledger audit failed: " + (audit.output_dir / "rank0.out").string());
+    if (auditor.front().exit_code != 0 || !report.value("ok", false)) out.problems.push_back(why);
   }
 
   const StressOptions& options_;

@@ -52,7 +52,8 @@ struct AbortTiming {
 bool fault_fails_run(const FaultSpec& spec, const AbortTiming& timing);
 
 // How long after the fault every other rank has exited, at the latest, not counting a store
-// call's own duration: peer_timeout + 2 heartbeats for a dead or stopped rank, round_timeout + 2
+// call's own duration: peer_timeout + 2 heartbeats for a dead or stopped rank (a stopped rank 0,
+// the store's host, max(peer_timeout, store_timeout + a heartbeat) + 2), round_timeout + 2
 // heartbeats for one that holds its round back, store_timeout + 2 heartbeats for a lost store, and
 // 2 heartbeats for a bad frame (every rank reads it in the same exchange).
 std::chrono::milliseconds abort_bound(const FaultSpec& spec, const AbortTiming& timing);

@@ -36,8 +36,9 @@ ncclComm_t bootstrap_nccl_communicator(Store& store, std::uint32_t rank, std::ui
 
 // One allgather of every rank's batching fingerprint and step count on `stream`, waited for up to
 // `timeout`. `steps_checked`: at an epoch's end, the step counts must agree too. Throws NcclError
-// naming `phase`, the disagreeing rank and both values, or the NCCL or CUDA failure (the
-// communicator is then aborted).
+// naming `phase`, the disagreeing rank and both values, or the NCCL or CUDA failure or the
+// deadline; then the communicator may have work pending that never ends: abort it
+// (ncclCommAbort), as the trainer's abort hook would.
 void nccl_epoch_handshake(ncclComm_t comm, cudaStream_t stream, std::uint64_t fingerprint,
                           std::uint64_t steps, bool steps_checked, const std::string& phase,
                           std::chrono::milliseconds timeout);
