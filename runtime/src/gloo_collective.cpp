@@ -162,7 +162,10 @@ class GlooCollective::Mesh {
       if (waiting_for)
         throw CollectiveError(std::string("exchanging ") + what + ", waiting for rank " +
                               std::to_string(*waiting_for) + ": " + e.what());
-      const std::string peers = missing.empty() ? "the other ranks" : rank_list(missing);
+      // A send fails on some pair; the ranks not heard from yet include its peer.
+      const std::string peers = missing.empty()       ? std::string("the other ranks")
+                                : missing.size() == 1 ? "rank " + rank_list(missing)
+                                                      : "ranks " + rank_list(missing);
       throw CollectiveError(std::string("exchanging ") + what + ", sending to " + peers + ": " +
                             e.what());
     }

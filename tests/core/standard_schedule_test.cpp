@@ -7,7 +7,7 @@
 
 namespace odbatch {
 
-TEST_CASE("standard batches cut each shard in order; a short shard idles") {
+TEST_CASE("standard batches cut each shard in order, and a short shard idles") {
   // 2 ranks, 6 samples, unequal shards: rank 0 holds 4, rank 1 holds 2.
   const std::vector<std::vector<std::uint32_t>> shards{{5, 0, 3, 1}, {2, 4}};
   // Batch size 2: rank 0 runs {5,0}, {3,1}; rank 1 runs {2,4}, then IDLE.
