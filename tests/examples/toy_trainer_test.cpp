@@ -26,10 +26,7 @@ TEST_CASE("three ranks run equal step counts with one allreduce per step on thei
   records.insert(records.end(), images.begin(), images.end());
   test::write_jsonl(dir / "records.jsonl", records);
   std::ostringstream toml;
-  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
-       << "image_root = \"" << (data / "images").string() << "\"\n"
-       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
-       << "\"\nworkers = 1\n"
+  toml << test::source_and_tokenizer_toml(dir / "records.jsonl", data)
        << "[images]\nworkers = 1\nmax_pixels = 200704\n"
        << "[batching]\ntoken_budget = 2048\nmax_seq_len = 2048\nwindow = 16\nseed = 3\n"
        << "[pipeline]\nscheduler_threads = 2\n";

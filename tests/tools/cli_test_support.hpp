@@ -50,6 +50,15 @@ inline std::string shell_quoted(const std::filesystem::path& path) {
   return "'" + path.string() + "'";
 }
 
+// The [source] and [tokenizer] tables of a pipeline TOML over `records`, with the dataset's images
+// and tokenizer under `data_dir` and one tokenizer worker.
+inline std::string source_and_tokenizer_toml(const std::filesystem::path& records,
+                                             const std::filesystem::path& data_dir) {
+  return "[source]\nfiles = [\"" + records.string() + "\"]\nimage_root = \"" +
+         (data_dir / "images").string() + "\"\n[tokenizer]\nmodel = \"" +
+         (data_dir / "tokenizer/odbatch-unigram-8k.model").string() + "\"\nworkers = 1\n";
+}
+
 struct CliRun {
   int status = -1;
   std::string out;

@@ -64,10 +64,7 @@ fs::path write_config(const fs::path& dir, const std::string& name, std::size_t 
   const auto data = fs::path(ODBATCH_DATA_DIR);
   test::write_jsonl(dir / "records.jsonl", test::text_records(records));
   std::ostringstream toml;
-  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
-       << "image_root = \"" << (data / "images").string() << "\"\n"
-       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
-       << "\"\nworkers = 1\n"
+  toml << test::source_and_tokenizer_toml(dir / "records.jsonl", data)
        << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 7\n"
        << "[pipeline]\nscheduler_threads = 2\n"
        << extra;

@@ -14,11 +14,7 @@ fs::path write_stress_config(const fs::path& dir) {
   const auto data = fs::path(ODBATCH_DATA_DIR);
   test::write_jsonl(dir / "records.jsonl", test::text_records(400));
   std::ostringstream toml;
-  toml << "[source]\nfiles = [\"" << (dir / "records.jsonl").string() << "\"]\n"
-       << "image_root = \"" << (data / "images").string() << "\"\n"
-       << "[tokenizer]\nmodel = \"" << (data / "tokenizer/odbatch-unigram-8k.model").string()
-       << "\"\nworkers = 1\n"
-       << "[images]\nworkers = 1\n"
+  toml << test::source_and_tokenizer_toml(dir / "records.jsonl", data) << "[images]\nworkers = 1\n"
        << "[batching]\ntoken_budget = 1024\nmax_seq_len = 1024\nwindow = 16\nseed = 5\n"
        << "[pipeline]\nscheduler_threads = 2\nround_timeout_ms = 3000\n"
        << "[distributed]\nheartbeat_interval_ms = 200\npeer_timeout_ms = 2000\n"
