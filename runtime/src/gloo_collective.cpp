@@ -117,8 +117,14 @@ class GlooCollective::Mesh {
                 std::uint64_t slot, Clock::time_point deadline, const char* what) {
     std::unique_ptr<UnboundBuffer> sending;
     std::vector<std::unique_ptr<UnboundBuffer>> receiving(world_);
-    std::vector<std::uint32_t> missing;        // peers whose message has not arrived
-    std::optional<std::uint32_t> waiting_for;  // the peer whose message is being waited for
+    std::vector<std::uint32_t> missing;  // peers whose message has not arrived
+    // The peer of the call in progress (none: world_), whose pair is the one a failure comes from.
+    std::uint32_t peer_of_call = world_;
+    const char* call = "";
+    const auto calling = [&](const char* what_call, std::uint32_t peer) {
+      call = what_call;
+      peer_of_call = peer;
+    };
     struct Release {
       Mesh& mesh;
       ~Release() {
@@ -135,34 +141,39 @@ class GlooCollective::Mesh {
           receiving[peer] = context_->createUnboundBuffer(buffer(peer), buffer_size(peer));
           in_flight_.push_back(receiving[peer].get());
           missing.push_back(peer);
+          // A pair broken before this exchange fails the call that posts on it.
+          calling("receiving from", peer);
           receiving[peer]->recv(static_cast<int>(peer), slot);
         }
         if (size > 0) {
           sending = context_->createUnboundBuffer(out, size);
           in_flight_.push_back(sending.get());
-          for (std::uint32_t peer = 0; peer < world_; ++peer)
-            if (peer != rank_) sending->send(static_cast<int>(peer), slot);
+          for (std::uint32_t peer = 0; peer < world_; ++peer) {
+            if (peer == rank_) continue;
+            calling("sending to", peer);
+            sending->send(static_cast<int>(peer), slot);
+          }
         }
       }
       for (std::uint32_t peer = 0; peer < world_; ++peer) {
         if (!receiving[peer]) continue;
-        waiting_for = peer;
+        calling("waiting for", peer);
         if (!receiving[peer]->waitRecv(nullptr, remaining(deadline))) throw_aborted();
         missing.erase(std::find(missing.begin(), missing.end(), peer));
       }
-      waiting_for.reset();
+      peer_of_call = world_;
       if (sending)
         for (std::uint32_t n = 1; n < world_; ++n)
           if (!sending->waitSend(nullptr, remaining(deadline))) throw_aborted();
     } catch (const CollectiveError&) {
       throw;
     } catch (const std::exception& e) {
-      // Gloo's own errors: a timeout, or a pair broken by a peer that died or closed it. A receive
-      // fails on the pair it waits on, so that peer is the one named.
-      if (waiting_for)
-        throw CollectiveError(std::string("exchanging ") + what + ", waiting for rank " +
-                              std::to_string(*waiting_for) + ": " + e.what());
-      // A send fails on some pair; the ranks not heard from yet include its peer.
+      // Gloo's own errors: a timeout, or a pair broken by a peer that died or closed it. Posting
+      // and receiving fail on their own pair, so that peer is the one named.
+      if (peer_of_call < world_)
+        throw CollectiveError(std::string("exchanging ") + what + ", " + call + " rank " +
+                              std::to_string(peer_of_call) + ": " + e.what());
+      // Waiting for the sends fails on some pair; the ranks not heard from yet include its peer.
       const std::string peers = missing.empty()       ? std::string("the other ranks")
                                 : missing.size() == 1 ? "rank " + rank_list(missing)
                                                       : "ranks " + rank_list(missing);

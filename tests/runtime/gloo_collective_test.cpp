@@ -99,6 +99,24 @@ TEST_CASE("gloo: abort wakes a rank blocked in the exchange") {
   CHECK(Collective::Clock::now() - late < 30s);
 }
 
+TEST_CASE("gloo: a pair broken before an exchange is named by the call that posts on it") {
+  gloo::rendezvous::HashStore store;
+  auto members = mesh(store, 3);
+  // Rank 1 aborts between exchanges (closing its pairs), as a killed process's pairs close.
+  members[1]->abort("rank 1 leaves");
+  std::this_thread::sleep_for(200ms);
+  // Rank 2 has heard from neither rank 0 nor rank 1 when posting on rank 1's pair fails: the
+  // error names rank 1 alone.
+  std::string error;
+  try {
+    members[2]->allgather(blob(2, 0), Collective::Clock::now() + 10s);
+  } catch (const CollectiveError& e) {
+    error = e.what();
+  }
+  CHECK_MESSAGE(error.find("rank 1:") != std::string::npos, error);
+  CHECK_MESSAGE(error.find("ranks") == std::string::npos, error);
+}
+
 TEST_CASE("gloo: a single rank needs no mesh") {
   gloo::rendezvous::HashStore store;
   GlooCollective alone(store, 0, 1, GlooOptions{});
