@@ -42,6 +42,7 @@ void EpochContext::reject(const Rejection& rejection) {
 
 void EpochContext::fail(const std::string& reason) {
   if (failed_.exchange(true)) return;
+  if (departing_) return stop_actors();
   std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
                         std::to_string(epoch_) + ": " + reason;
   if (recorder_) {

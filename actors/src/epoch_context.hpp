@@ -75,6 +75,10 @@ class EpochContext {
   void fail(const std::string& reason);
   bool failed() const { return failed_.load(); }
 
+  // The trainer stops here, at an agreed step: from now on a failure (this rank's rounds ending
+  // as the ranks leave) only stops the actors; it aborts nothing and calls no hook.
+  void begin_departure() { departing_ = true; }
+
   // Stops every actor of the epoch (after the end of the epoch, or on failure).
   void stop_actors();
 
@@ -92,6 +96,7 @@ class EpochContext {
   Wiring wiring_;
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};
+  std::atomic<bool> departing_{false};
   std::once_flag stop_once_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "epoch_context.hpp"
 #include "joiner.hpp"
+#include "odbatch/core/departure.hpp"
 #include "odbatch/runtime/jsonl_index.hpp"
 #include "reader.hpp"
 #include "round_actors.hpp"
@@ -32,6 +33,8 @@ struct Pipeline::Impl {
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
+  std::uint64_t batches_taken = 0;      // of the current epoch
+  std::optional<std::string> departed;  // where this rank left the run
 
   void spawn_epoch(std::uint64_t number);
   void end_current_epoch();
@@ -86,6 +89,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   for (const auto& worker : w.image_decoders) caf::anon_send(worker, actors::start_atom::value);
   caf::anon_send(w.packer, actors::start_atom::value);
   epoch_finished = false;
+  batches_taken = 0;
 }
 
 std::unique_ptr<Collective> Pipeline::Impl::make_collective() {
@@ -134,6 +138,7 @@ Pipeline::~Pipeline() {
 }
 
 void Pipeline::start_epoch(std::uint64_t epoch) {
+  if (impl_->departed) throw std::logic_error("start_epoch() after depart() " + *impl_->departed);
   if (impl_->epoch && !impl_->epoch_finished) {
     if (impl_->dist.world_size > 1)
       throw std::logic_error("epoch " + std::to_string(impl_->epoch->epoch()) +
@@ -151,6 +156,7 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
   if (!impl_->queue) throw std::logic_error("next_batch() before start_epoch()");
+  if (impl_->departed) throw std::logic_error("next_batch() after depart() " + *impl_->departed);
   const auto wait_start = std::chrono::steady_clock::now();
   auto batch = impl_->queue->pop();
   impl_->stats->trainer_wait_ns.fetch_add(
@@ -167,7 +173,35 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
     impl_->epoch_finished = true;
     return nullptr;
   }
+  ++impl_->batches_taken;
   return std::move(*batch);
+}
+
+void Pipeline::depart() {
+  if (impl_->departed) return;
+  if (!impl_->epoch || impl_->epoch_finished) {
+    impl_->departed = "at an epoch's end";
+    return;
+  }
+  const Departure departure{impl_->epoch->epoch(), impl_->batches_taken};
+  impl_->epoch->begin_departure();
+  try {
+    impl_->collective->depart(
+        departure.epoch, departure.steps,
+        std::chrono::steady_clock::now() + impl_->resources->config.flow.round_timeout);
+  } catch (const CollectiveError& e) {
+    const std::string reason = "rank " + std::to_string(impl_->dist.rank) + ": departure at " +
+                               describe(departure) + " failed: " + e.what();
+    impl_->collective->abort(reason);
+    if (impl_->abort_hook) (*impl_->abort_hook)(reason);
+    impl_->departed = "(which failed)";
+    impl_->epoch_finished = true;  // aborted above already
+    impl_->end_current_epoch();
+    throw std::runtime_error(reason);
+  }
+  impl_->departed = "at " + describe(departure);
+  impl_->epoch_finished = true;
+  impl_->end_current_epoch();
 }
 
 void Pipeline::abort(const std::string& reason) {

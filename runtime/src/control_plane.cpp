@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "odbatch/core/departure.hpp"
+#include "odbatch/core/rank_names.hpp"
 #include "odbatch/runtime/collective.hpp"
 
 namespace odbatch {
@@ -33,6 +35,9 @@ std::string left_key(std::uint32_t rank) {
 std::string finished_key(std::uint32_t rank) {
   return "finished/" + std::to_string(rank);
 }
+std::string departure_key(std::uint32_t rank) {
+  return "departed/" + std::to_string(rank);
+}
 
 std::int64_t heartbeat_count(const std::vector<std::byte>& value, std::uint32_t rank) {
   const std::string text = store_text(value);
@@ -42,12 +47,6 @@ std::int64_t heartbeat_count(const std::vector<std::byte>& value, std::uint32_t 
     throw CollectiveError("rank " + std::to_string(rank) + "'s heartbeat is not a counter: '" +
                           text + "'");
   return count;
-}
-
-std::string rank_list(const std::vector<std::uint32_t>& ranks) {
-  std::string out;
-  for (auto r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
 }
 
 long long count_ms(std::chrono::steady_clock::duration d) {
@@ -94,9 +93,9 @@ void ControlPlane::heartbeat_loop() {
     bool store_lost = false;
     try {
       heartbeats_.add(heartbeat_key(rank_), 1);
-      if (!reported && heartbeats_.check({kAbortKey}))
+      if (!reported && !departed_ && heartbeats_.check({kAbortKey}))
         report(store_text(heartbeats_.get(kAbortKey, std::chrono::milliseconds(0))));
-      if (!reported && watching_) {
+      if (!reported && watching_ && !departing_) {
         try {
           check_liveness(heartbeats_, watched_beats_, peers_, "exchanging proposals");
         } catch (const CollectiveError& e) {
@@ -163,7 +162,8 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
 
 void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& keys,
                              const std::vector<std::uint32_t>& ranks,
-                             std::optional<Clock::time_point> deadline, const std::string& what) {
+                             std::optional<Clock::time_point> deadline, const std::string& what,
+                             bool ends_with_run) {
   if (keys.empty()) return calls_.set(publish.key, publish.value);
   std::vector<std::string> missing_keys = keys;
   std::vector<std::uint32_t> missing_ranks = ranks;
@@ -187,6 +187,7 @@ void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& ke
       if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_failure(e));
     }
     if (auto reason = abort_reason()) throw CollectiveError("aborted: " + *reason);
+    if (ends_with_run && departed_) throw CollectiveError("the run ended: every rank departed");
     std::vector<std::string> still_keys;
     std::vector<std::uint32_t> still_ranks;
     for (std::size_t i = 0; i < missing_keys.size(); ++i)
@@ -199,8 +200,7 @@ void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& ke
     missing_ranks = std::move(still_ranks);
     check_liveness(calls_, beats_, missing_ranks, "waiting for it to be " + what);
     if (deadline && Clock::now() >= *deadline)
-      throw CollectiveError(std::string(missing_ranks.size() == 1 ? "rank " : "ranks ") +
-                            rank_list(missing_ranks) + " not " + what + " by the deadline");
+      throw CollectiveError(rank_names(missing_ranks) + " not " + what + " by the deadline");
   }
 }
 
@@ -218,7 +218,7 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
         ranks.push_back(r);
       }
     wait_live({ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks,
-              deadline, "ready for exchange " + std::to_string(sequence));
+              deadline, "ready for exchange " + std::to_string(sequence), /*ends_with_run=*/true);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }
@@ -243,6 +243,34 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }
+}
+
+void ControlPlane::depart(const Departure& departure, Clock::time_point deadline) {
+  departing_ = true;
+  try {
+    std::vector<std::string> keys;
+    std::vector<std::uint32_t> ranks;
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != rank_) {
+        keys.push_back(departure_key(r));
+        ranks.push_back(r);
+      }
+    wait_live({departure_key(rank_), store_bytes(encode_departure(departure))}, keys, ranks,
+              deadline, "departed at " + describe(departure));
+    std::vector<Departure> all;
+    for (std::uint32_t r = 0; r < world_; ++r) {
+      const auto text = store_text(calls_.get(departure_key(r), std::chrono::milliseconds(0)));
+      const auto decoded = decode_departure(text);
+      if (!decoded)
+        throw CollectiveError("rank " + std::to_string(r) + "'s departure is malformed: '" + text +
+                              "'");
+      all.push_back(*decoded);
+    }
+    if (auto disagreement = departure_disagreement(all)) throw CollectiveError(*disagreement);
+  } catch (const StoreError& e) {
+    throw CollectiveError(store_failure(e));
+  }
+  departed_ = true;
 }
 
 void ControlPlane::finish(bool wait_for_all) {

@@ -154,6 +154,11 @@ void FaultInjectingCollective::finish_epoch(std::uint64_t epoch, Clock::time_poi
   inner_->finish_epoch(epoch, deadline);
 }
 
+void FaultInjectingCollective::depart(std::uint64_t epoch, std::uint64_t steps,
+                                      Clock::time_point deadline) {
+  inner_->depart(epoch, steps, deadline);
+}
+
 void FaultInjectingCollective::set_abort_listener(AbortListener listener) {
   inner_->set_abort_listener(std::move(listener));
 }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "gloo_rendezvous_store.hpp"
+#include "odbatch/core/rank_names.hpp"
 
 namespace odbatch {
 namespace {
@@ -27,12 +28,6 @@ std::chrono::milliseconds remaining(Collective::Clock::time_point deadline) {
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Collective::Clock::now());
   // Gloo reads a zero timeout as "the context's default", so a passed deadline waits 1 ms.
   return std::max(left, std::chrono::milliseconds(1));
-}
-
-std::string rank_list(const std::vector<std::uint32_t>& ranks) {
-  std::string out;
-  for (auto r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
 }
 
 }  // namespace
@@ -174,9 +169,7 @@ class GlooCollective::Mesh {
         throw CollectiveError(std::string("exchanging ") + what + ", " + call + " rank " +
                               std::to_string(peer_of_call) + ": " + e.what());
       // Waiting for the sends fails on some pair; the ranks not heard from yet include its peer.
-      const std::string peers = missing.empty()       ? std::string("the other ranks")
-                                : missing.size() == 1 ? "rank " + rank_list(missing)
-                                                      : "ranks " + rank_list(missing);
+      const std::string peers = missing.empty() ? "the other ranks" : rank_names(missing);
       throw CollectiveError(std::string("exchanging ") + what + ", sending to " + peers + ": " +
                             e.what());
     }

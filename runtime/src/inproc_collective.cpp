@@ -1,8 +1,12 @@
 #include "odbatch/runtime/inproc_collective.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+
+#include "odbatch/core/departure.hpp"
+#include "odbatch/core/rank_names.hpp"
 
 namespace odbatch {
 namespace {
@@ -10,7 +14,10 @@ namespace {
 class SharedGroup final : public InprocGroup, public std::enable_shared_from_this<SharedGroup> {
  public:
   explicit SharedGroup(std::uint32_t world_size)
-      : world_size_(world_size), arriving_(world_size), arrived_(world_size, false) {}
+      : world_size_(world_size),
+        arriving_(world_size),
+        arrived_(world_size, false),
+        departures_(world_size) {}
 
   std::unique_ptr<Collective> member(std::uint32_t rank) override;
 
@@ -20,6 +27,7 @@ class SharedGroup final : public InprocGroup, public std::enable_shared_from_thi
                                                 Collective::Clock::time_point deadline) {
     std::unique_lock lock(mutex_);
     if (abort_reason_) throw CollectiveError(*abort_reason_);
+    if (ended_) throw CollectiveError(*ended_);
     const std::uint64_t generation = generation_;
     arriving_[rank].assign(mine.begin(), mine.end());
     arrived_[rank] = true;
@@ -34,10 +42,40 @@ class SharedGroup final : public InprocGroup, public std::enable_shared_from_thi
       changed_.notify_all();
       return completed_;
     }
-    const bool done = changed_.wait_until(
-        lock, deadline, [&] { return generation_ != generation || abort_reason_.has_value(); });
+    const bool done = changed_.wait_until(lock, deadline, [&] {
+      return generation_ != generation || abort_reason_.has_value() || ended_.has_value();
+    });
     if (generation_ != generation) return completed_;
+    if (!abort_reason_ && ended_) throw CollectiveError(*ended_);
     if (!done) abort_locked(timeout_reason(generation));
+    throw CollectiveError(*abort_reason_);
+  }
+
+  void depart(std::uint32_t rank, Departure departure, Collective::Clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    if (abort_reason_) throw CollectiveError(*abort_reason_);
+    departures_[rank] = departure;
+    if (std::all_of(departures_.begin(), departures_.end(),
+                    [](const auto& d) { return d.has_value(); })) {
+      std::vector<Departure> all;
+      for (const auto& d : departures_) all.push_back(*d);
+      if (auto disagreement = departure_disagreement(all)) {
+        abort_locked(*disagreement);
+        throw CollectiveError(*abort_reason_);
+      }
+      ended_ = "the run ended: every rank departed at " + describe(departure);
+      changed_.notify_all();
+      return;
+    }
+    changed_.wait_until(lock, deadline,
+                        [&] { return abort_reason_.has_value() || ended_.has_value(); });
+    if (abort_reason_) throw CollectiveError(*abort_reason_);
+    if (ended_) return;
+    std::vector<std::uint32_t> missing;
+    for (std::uint32_t r = 0; r < world_size_; ++r)
+      if (!departures_[r]) missing.push_back(r);
+    abort_locked(rank_names(missing) + " not departed at " + describe(departure) +
+                 " by the deadline");
     throw CollectiveError(*abort_reason_);
   }
 
@@ -73,6 +111,8 @@ class SharedGroup final : public InprocGroup, public std::enable_shared_from_thi
   std::vector<std::vector<std::byte>> completed_;
   std::uint64_t generation_ = 0;
   std::optional<std::string> abort_reason_;
+  std::vector<std::optional<Departure>> departures_;
+  std::optional<std::string> ended_;  // why exchanges end once every rank departed
 };
 
 class InprocMember final : public Collective {
@@ -87,6 +127,9 @@ class InprocMember final : public Collective {
   }
   void abort(const std::string& reason) override {
     group_->abort("rank " + std::to_string(rank_) + " aborted: " + reason);
+  }
+  void depart(std::uint64_t epoch, std::uint64_t steps, Clock::time_point deadline) override {
+    group_->depart(rank_, Departure{epoch, steps}, deadline);
   }
 
  private:

@@ -144,10 +144,13 @@ class ProcessGroupCollective::Group {
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) {
     const std::uint64_t sequence = sequence_++;
-    if (aborted_) throw failure("exchange " + std::to_string(sequence) + " after an abort");
+    const std::string exchange = "exchange " + std::to_string(sequence);
+    if (aborted_) throw failure(exchange + " after an abort");
+    if (departed_) throw ended(exchange + " after every rank departed");
     try {
       control_->ready(sequence, mine.size(), deadline);
     } catch (const CollectiveError& e) {
+      if (control_->departing()) throw ended(exchange + ": " + e.what());
       throw failure(e.what());
     }
     std::vector<std::vector<std::byte>> all;
@@ -156,7 +159,8 @@ class ProcessGroupCollective::Group {
       all = gloo_->allgather(mine, Clock::now() + options_.timing.exchange_timeout);
     } catch (const CollectiveError& e) {
       control_->watch_peers(false);
-      throw failure("exchange " + std::to_string(sequence) + ": " + e.what());
+      if (control_->departing()) throw ended(exchange + ": " + e.what());
+      throw failure(exchange + ": " + e.what());
     }
     control_->watch_peers(false);
     return all;
@@ -174,6 +178,20 @@ class ProcessGroupCollective::Group {
     } catch (const CollectiveError& e) {
       throw failure(e.what());
     }
+  }
+
+  void depart(const Departure& departure, Clock::time_point deadline) {
+    const std::string what = "departing at " + describe(departure);
+    if (aborted_) throw failure(what + " after an abort");
+    try {
+      control_->depart(departure, deadline);
+    } catch (const CollectiveError& e) {
+      throw failure(what + ": " + e.what());
+    }
+    // Nobody needs another exchange: this rank's, if one is pending, ends without a failure, and
+    // its closed pairs end its peers' (who have announced the same departure).
+    departed_ = true;
+    gloo_->abort("the run ended: every rank departed at " + describe(departure));
   }
 
  private:
@@ -210,6 +228,11 @@ class ProcessGroupCollective::Group {
   }
 
  private:
+  // An exchange ended by this rank's departure: not a failure, nobody is told.
+  CollectiveError ended(const std::string& why) const {
+    return CollectiveError("rank " + std::to_string(rank_) + " departing: " + why);
+  }
+
   // Aborts the group with `why` (unless a failure came first) and says what stands.
   CollectiveError failure(const std::string& why) {
     const std::string reason = "rank " + std::to_string(rank_) + ": " + why;
@@ -229,6 +252,7 @@ class ProcessGroupCollective::Group {
   std::unique_ptr<PrefixStore> beats_;
   std::unique_ptr<PrefixStore> gloo_keys_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> departed_{false};
   std::uint64_t sequence_ = 0;
   std::mutex listener_mutex_;
   AbortListener listener_;
@@ -260,6 +284,11 @@ void ProcessGroupCollective::abort(const std::string& reason) {
 
 void ProcessGroupCollective::finish_epoch(std::uint64_t epoch, Clock::time_point deadline) {
   group_->finish_epoch(epoch, deadline);
+}
+
+void ProcessGroupCollective::depart(std::uint64_t epoch, std::uint64_t steps,
+                                    Clock::time_point deadline) {
+  group_->depart(Departure{epoch, steps}, deadline);
 }
 
 void ProcessGroupCollective::set_abort_listener(AbortListener listener) {

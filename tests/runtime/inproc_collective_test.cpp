@@ -76,3 +76,57 @@ TEST_CASE("a single rank gathers its own blob") {
   CHECK(all[0] == blob(0, 3));
   CHECK_THROWS_AS(group->member(1), std::invalid_argument);
 }
+
+TEST_CASE("ranks departing at an agreed step end pending collectives without an abort") {
+  auto group = InprocGroup::create(3);
+  auto r0 = group->member(0);
+  auto r1 = group->member(1);
+  auto r2 = group->member(2);
+  std::string pending_error;
+  std::thread ahead([&] {
+    try {
+      r0->allgather(blob(0, 0), Collective::Clock::now() + 10s);
+    } catch (const CollectiveError& e) {
+      pending_error = e.what();
+    }
+  });
+  std::thread early([&] { r1->depart(2, 5, Collective::Clock::now() + 10s); });
+  std::thread leaving([&] { r0->depart(2, 5, Collective::Clock::now() + 10s); });
+  std::this_thread::sleep_for(20ms);
+  CHECK_NOTHROW(r2->depart(2, 5, Collective::Clock::now() + 10s));
+  early.join();
+  leaving.join();
+  ahead.join();
+  CHECK_MESSAGE(pending_error.find("every rank departed at step 5 of epoch 2") != std::string::npos,
+                pending_error);
+  CHECK_THROWS_WITH_AS(r2->allgather(blob(2, 1), Collective::Clock::now() + 10s),
+                       doctest::Contains("the run ended"), CollectiveError);
+}
+
+TEST_CASE("a departure the ranks disagree on, or one never made, fails the group") {
+  SUBCASE("different steps") {
+    auto group = InprocGroup::create(2);
+    auto r0 = group->member(0);
+    auto r1 = group->member(1);
+    std::thread first([&] {
+      CHECK_THROWS_WITH_AS(r0->depart(0, 4, Collective::Clock::now() + 10s),
+                           doctest::Contains("but rank 1 at step 6 of epoch 0"), CollectiveError);
+    });
+    std::this_thread::sleep_for(20ms);
+    CHECK_THROWS_WITH_AS(r1->depart(0, 6, Collective::Clock::now() + 10s),
+                         doctest::Contains("rank 0 departs at step 4 of epoch 0"), CollectiveError);
+    first.join();
+  }
+  SUBCASE("a rank that never departs") {
+    auto group = InprocGroup::create(3);
+    auto r0 = group->member(0);
+    auto r1 = group->member(1);
+    std::thread other([&] {
+      CHECK_THROWS_AS(r1->depart(0, 4, Collective::Clock::now() + 10s), CollectiveError);
+    });
+    CHECK_THROWS_WITH_AS(r0->depart(0, 4, Collective::Clock::now() + 50ms),
+                         doctest::Contains("rank 2 not departed at step 4 of epoch 0"),
+                         CollectiveError);
+    other.join();
+  }
+}

@@ -4,6 +4,7 @@
 // a rank that left is named, and the epoch's end is a barrier that a failure breaks.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <future>
 #include <memory>
 #include <string>
@@ -169,6 +170,64 @@ TEST_CASE("the abort listener hears of another rank's failure while this rank is
   auto reason = heard.get_future();
   REQUIRE(reason.wait_for(kBound) == std::future_status::ready);
   CHECK(contains(reason.get(), "rank 1: out of memory"));
+  leave_group(group);
+}
+
+TEST_CASE("ranks departing at an agreed step end the run without a failure") {
+  constexpr std::uint32_t kWorld = 3;
+  auto group = join_group(kWorld);
+  std::atomic<int> heard{0};
+  for (auto& member : group) member->set_abort_listener([&](const std::string&) { ++heard; });
+  // Ranks 0 and 1 are ahead: their next round is pending, then they depart. Rank 2 departs
+  // later, as a slower trainer does; nobody may fail meanwhile, not even after peer_timeout.
+  std::vector<std::future<std::vector<Bytes>>> pending;
+  for (std::uint32_t r : {0u, 1u})
+    pending.push_back(std::async(std::launch::async, [&, r] {
+      return group[r]->allgather(blob(r, 0), Clock::now() + 60s);
+    }));
+  std::vector<std::future<void>> departing;
+  for (std::uint32_t r : {0u, 1u})
+    departing.push_back(
+        std::async(std::launch::async, [&, r] { group[r]->depart(4, 17, Clock::now() + 60s); }));
+  std::this_thread::sleep_for(3 * loopback_options().timing.peer_timeout);
+  const auto start = Clock::now();
+  group[2]->depart(4, 17, Clock::now() + kBound);
+  for (auto& d : departing) CHECK_NOTHROW(d.get());
+  for (auto& p : pending) CHECK(contains(collective_error_of(p), "departing"));
+  CHECK(Clock::now() - start < kBound);
+  CHECK_THROWS_AS(group[2]->allgather(blob(2, 1), Clock::now() + kBound), CollectiveError);
+  leave_group(group);
+  CHECK(heard == 0);
+}
+
+TEST_CASE("ranks departing at different steps fail, naming both") {
+  auto group = join_group(2);
+  auto first = std::async(std::launch::async, [&] { group[0]->depart(0, 9, Clock::now() + 60s); });
+  std::string error;
+  try {
+    group[1]->depart(0, 10, Clock::now() + kBound);
+  } catch (const CollectiveError& e) {
+    error = e.what();
+  }
+  CHECK_MESSAGE(contains(error, "rank 0 departs at step 9 of epoch 0 but rank 1 at step 10"),
+                error);
+  CHECK_THROWS_AS(first.get(), CollectiveError);
+  leave_group(group);
+}
+
+TEST_CASE("a rank that does not depart is named when the others' deadline passes") {
+  auto group = join_group(2);
+  std::string error;
+  try {
+    group[0]->depart(1, 3, Clock::now() + 300ms);
+  } catch (const CollectiveError& e) {
+    error = e.what();
+  }
+  CHECK_MESSAGE(contains(error, "rank 1 not departed at step 3 of epoch 1 by the deadline"), error);
+  // The run is aborted: rank 1's next round fails with the cause.
+  auto next = std::async(std::launch::async,
+                         [&] { return group[1]->allgather(blob(1, 0), Clock::now() + kBound); });
+  CHECK(contains(collective_error_of(next), "not departed"));
   leave_group(group);
 }
 

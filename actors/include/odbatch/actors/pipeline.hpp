@@ -53,6 +53,15 @@ class Pipeline {
   // number of batches on every rank). Rethrows the cause when the pipeline failed.
   std::shared_ptr<const Batch> next_batch();
 
+  // Leaves the run at an agreed step (e.g. max_steps): every rank calls it after taking the same
+  // number of batches of the same epoch. Returns once every rank has, so that no rank leaves
+  // while another still needs its part of the rounds for those batches; then this rank's actors
+  // are stopped and only destruction remains (start_epoch() and next_batch() throw). Not a
+  // failure: no abort hook is called and no rank reports an error. Throws, aborting the run,
+  // when ranks depart at different steps, a rank fails, or not every rank has departed within
+  // flow.round_timeout. At an epoch's end nobody waits: destruction alone is enough there.
+  void depart();
+
   // Fails the epoch on every rank with `reason`: pending and later next_batch() calls throw.
   void abort(const std::string& reason);
 

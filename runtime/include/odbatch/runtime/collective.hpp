@@ -41,6 +41,17 @@ class Collective {
   // share its fate and need no barrier.
   virtual void finish_epoch(std::uint64_t /*epoch*/, Clock::time_point /*deadline*/) {}
 
+  // Announced departure (PROTOCOL.md §Failures): called by every rank that stops after taking
+  // `steps` batches of epoch `epoch`, e.g. at max_steps. Returns once every rank has announced the
+  // same departure, so that no rank leaves while another still needs its part of the rounds
+  // planning those batches; rounds beyond them are not needed by anyone. Afterwards the group is
+  // over but not failed: pending and later exchanges throw CollectiveError, nobody's abort
+  // listener is called. Throws CollectiveError (and aborts the group) when ranks announce
+  // different departures, a rank dies or the group is aborted, or not every rank has departed
+  // by `deadline`. A rank alone has nobody to wait for.
+  virtual void depart(std::uint64_t /*epoch*/, std::uint64_t /*steps*/,
+                      Clock::time_point /*deadline*/) {}
+
   // Ranks in other processes: `listener` is called once, from a thread of the collective's, as
   // soon as any rank's failure aborts the group, even while this rank is not exchanging (so a
   // trainer blocked in its own collectives can be freed). Set it before the first collective.

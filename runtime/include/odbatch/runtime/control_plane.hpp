@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "odbatch/core/departure.hpp"
 #include "odbatch/runtime/distributed_config.hpp"
 #include "odbatch/runtime/store.hpp"
 
@@ -59,6 +60,14 @@ class ControlPlane {
   // every rank has; then checks that the run was not aborted meanwhile.
   void finish_epoch(std::uint64_t epoch, Clock::time_point deadline);
 
+  // Announces this rank's departure and waits, liveness-checked like ready(), until every rank
+  // has announced one; throws CollectiveError when they differ. From the announcement on, a
+  // peer's silence during an exchange no longer aborts the run (every rank still needed has not
+  // announced, and the wait checks those); once all agree, the run has ended: readiness waits
+  // fail at once and the abort key is no longer watched.
+  void depart(const Departure& departure, Clock::time_point deadline);
+  bool departing() const { return departing_; }
+
   // Says this rank is finished. With `wait_for_all` (the store's host, before it stops serving),
   // then waits until every rank is, liveness-checked like ready().
   void finish(bool wait_for_all);
@@ -87,9 +96,10 @@ class ControlPlane {
   // Sets `publish`'s key, then waits until every key is set, checking the abort key and the
   // liveness of the ranks whose keys are missing between short waits. `what` says what the keys
   // mean, for the errors.
+  // An exchange's readiness (`ends_with_run`) also ends when every rank has departed.
   void wait_live(Publish publish, const std::vector<std::string>& keys,
                  const std::vector<std::uint32_t>& ranks, std::optional<Clock::time_point> deadline,
-                 const std::string& what);
+                 const std::string& what, bool ends_with_run = false);
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.
@@ -107,6 +117,8 @@ class ControlPlane {
   PeerBeats beats_;          // the calling thread's
   PeerBeats watched_beats_;  // the heartbeat thread's
   std::atomic<bool> watching_{false};
+  std::atomic<bool> departing_{false};  // this rank announced its departure
+  std::atomic<bool> departed_{false};   // every rank announced the same one
 
   std::mutex mutex_;
   std::condition_variable wake_;

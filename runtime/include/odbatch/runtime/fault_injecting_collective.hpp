@@ -33,6 +33,7 @@ class FaultInjectingCollective final : public Collective {
                                                 Clock::time_point deadline) override;
   void abort(const std::string& reason) override;
   void finish_epoch(std::uint64_t epoch, Clock::time_point deadline) override;
+  void depart(std::uint64_t epoch, std::uint64_t steps, Clock::time_point deadline) override;
   void set_abort_listener(AbortListener listener) override;
 
  private:

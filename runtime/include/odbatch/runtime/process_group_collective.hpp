@@ -46,6 +46,7 @@ class ProcessGroupCollective final : public Collective {
                                                 Clock::time_point deadline) override;
   void abort(const std::string& reason) override;
   void finish_epoch(std::uint64_t epoch, Clock::time_point deadline) override;
+  void depart(std::uint64_t epoch, std::uint64_t steps, Clock::time_point deadline) override;
   void set_abort_listener(AbortListener listener) override;
 
   // Stops serving the store this rank hosts, if it hosts one: every rank then loses it, as when
