@@ -1,6 +1,6 @@
 // The toy trainer under `odbatch launch`: every rank runs as many steps as every other, and each
 // step's allreduce on the trainer's own Gloo context sums to the pipeline's global token total
-// (the trainer exits non-zero otherwise).
+// (the trainer exits non-zero otherwise); stopped at max_steps, every rank departs cleanly.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -15,12 +15,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST_CASE("three ranks run equal step counts with one allreduce per step on their own context") {
-  test::require_dataset();
+// The config of a 3-rank run over uneven shards: 301 records, with images, so ranks differ in work.
+fs::path toy_trainer_config() {
   const auto data = fs::path(ODBATCH_DATA_DIR);
   const auto dir = test::scratch().path("toy_trainer");
   fs::create_directories(dir);
-  // Uneven shards: 301 records over 3 ranks, with images, so that ranks differ in work.
   auto records = test::text_records(280);
   const auto images = test::image_records(21, /*wallpapers=*/false);
   records.insert(records.end(), images.begin(), images.end());
@@ -30,26 +29,51 @@ TEST_CASE("three ranks run equal step counts with one allreduce per step on thei
        << "[images]\nworkers = 1\nmax_pixels = 200704\n"
        << "[batching]\ntoken_budget = 2048\nmax_seq_len = 2048\nwindow = 16\nseed = 3\n"
        << "[pipeline]\nscheduler_threads = 2\n";
-  const auto config = test::scratch().write("toy_trainer.toml", toml.str());
+  return test::scratch().write("toy_trainer.toml", toml.str());
+}
 
-  const auto run =
-      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
-                    test::shell_quoted(config));
-  REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
-  // Lines "rank R: S steps (I idle), T tokens, ...".
+struct StepReport {
   std::set<std::string> ranks, step_counts;
-  std::istringstream lines(run.out);
+};
+
+// Lines "rank R: S steps (I idle), T tokens, ...".
+StepReport step_reports(const std::string& out) {
+  StepReport report;
+  std::istringstream lines(out);
   for (std::string text; std::getline(lines, text);) {
     std::istringstream line(text);
     std::string word, rank, steps, unit;
     if (line >> word >> rank >> steps >> unit && word == "rank" && unit == "steps") {
-      ranks.insert(rank.substr(0, rank.find(':')));
-      step_counts.insert(steps);
+      report.ranks.insert(rank.substr(0, rank.find(':')));
+      report.step_counts.insert(steps);
     }
   }
-  CHECK(ranks == std::set<std::string>{"0", "1", "2"});
-  CHECK_MESSAGE(step_counts.size() == 1, run.out);
-  CHECK(std::stoul(*step_counts.begin()) > 5);
+  return report;
+}
+
+TEST_CASE("three ranks run equal step counts with one allreduce per step on their own context") {
+  test::require_dataset();
+  const auto run =
+      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
+                    test::shell_quoted(toy_trainer_config()));
+  REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
+  const auto report = step_reports(run.out);
+  CHECK(report.ranks == std::set<std::string>{"0", "1", "2"});
+  CHECK_MESSAGE(report.step_counts.size() == 1, run.out);
+  CHECK(std::stoul(*report.step_counts.begin()) > 5);
+  CHECK_MESSAGE(run.err.find("abort hook") == std::string::npos, run.err);
+}
+
+TEST_CASE("three ranks stopping at max_steps depart without a failure or an abort hook") {
+  test::require_dataset();
+  const auto run =
+      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
+                    test::shell_quoted(toy_trainer_config()) + " --max-steps 4");
+  REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
+  const auto report = step_reports(run.out);
+  CHECK(report.ranks == std::set<std::string>{"0", "1", "2"});
+  CHECK_MESSAGE(report.step_counts == std::set<std::string>{"4"}, run.out);
+  CHECK_MESSAGE(run.err.find("abort hook") == std::string::npos, run.err);
 }
 
 }  // namespace
