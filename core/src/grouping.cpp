@@ -1,6 +1,7 @@
 #include "odbatch/core/grouping.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <queue>
 #include <tuple>
@@ -33,13 +34,30 @@ void classify(LocalGroup& g, std::span<const ProposedSample> window, const Batch
 }
 
 // Window indices ordered by tokens descending, ties in window order.
-std::vector<std::uint32_t> longest_first(std::span<const ProposedSample> window) {
-  std::vector<std::uint32_t> order(window.size());
+// Window positions ordered by tokens (descending or ascending), ties in window order: a stable
+// least-significant-digit radix sort on the token counts, byte by byte, skipping bytes that are
+// equal everywhere (most windows need two passes). Several times faster than a comparison sort.
+std::vector<std::uint32_t> by_tokens(std::span<const ProposedSample> window, bool longest_first) {
+  const auto n = static_cast<std::uint32_t>(window.size());
+  std::vector<std::uint32_t> key(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    key[i] = longest_first ? ~window[i].tokens : window[i].tokens;
+  std::vector<std::uint32_t> order(n), scratch(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return window[a].tokens > window[b].tokens;
-  });
+  for (unsigned shift = 0; shift < 32; shift += 8) {
+    std::array<std::uint32_t, 257> start{};
+    for (const auto k : key) ++start[((k >> shift) & 0xff) + 1];
+    if (std::any_of(start.begin() + 1, start.end(), [&](std::uint32_t c) { return c == n; }))
+      continue;  // this byte is the same in every key
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (const auto i : order) scratch[start[(key[i] >> shift) & 0xff]++] = i;
+    order.swap(scratch);
+  }
   return order;
+}
+
+std::vector<std::uint32_t> longest_first(std::span<const ProposedSample> window) {
+  return by_tokens(window, /*longest_first=*/true);
 }
 
 std::vector<LocalGroup> group_padded(std::span<const ProposedSample> window,
@@ -137,6 +155,15 @@ void append_members(const LocalGroup& g, std::vector<std::uint32_t>& out) {
   out.insert(out.end(), g.members.begin(), g.members.end());
 }
 
+// Distinct window positions in ascending order: marked and collected, linear in the window.
+void sort_positions(std::vector<std::uint32_t>& positions, std::size_t window_size) {
+  std::vector<bool> present(window_size, false);
+  for (auto i : positions) present[i] = true;
+  positions.clear();
+  for (std::uint32_t i = 0; i < window_size; ++i)
+    if (present[i]) positions.push_back(i);
+}
+
 }  // namespace
 
 std::vector<LocalGroup> group_balanced(std::span<const ProposedSample> window,
@@ -188,7 +215,7 @@ FittedGroups fit_balanced(std::vector<LocalGroup> groups, std::uint32_t steps,
       else
         append_members(groups[i], out.deferred);
     }
-    std::sort(out.deferred.begin(), out.deferred.end());
+    sort_positions(out.deferred, window.size());
     return out;
   }
   if (groups.size() == steps || groups.empty()) {
@@ -233,11 +260,7 @@ FittedGroups fit_balanced(std::vector<LocalGroup> groups, std::uint32_t steps,
 
 ReferenceGrouping group_reference(std::span<const ProposedSample> window,
                                   const BatchingConfig& config) {
-  std::vector<std::uint32_t> order(window.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return window[a].tokens < window[b].tokens;
-  });
+  const auto order = by_tokens(window, /*longest_first=*/false);
   auto capacity_of = [&](const ProposedSample& s) {
     std::uint64_t cap = std::max<std::uint64_t>(config.token_budget / s.tokens, 1);
     if (s.patches > 0 && config.patch_budget > 0)
@@ -278,7 +301,7 @@ ReferenceGrouping group_reference(std::span<const ProposedSample> window,
     else
       out.deferred.insert(out.deferred.end(), formed[i].begin(), formed[i].end());
   }
-  std::sort(out.deferred.begin(), out.deferred.end());
+  sort_positions(out.deferred, window.size());
   return out;
 }
 
@@ -321,7 +344,7 @@ FittedGroups fit_reference(std::vector<LocalGroup> groups, std::uint32_t steps,
       else
         append_members(groups[i], out.deferred);
     }
-    std::sort(out.deferred.begin(), out.deferred.end());
+    sort_positions(out.deferred, window.size());
     return out;
   }
   // Peel the longest sample off the highest-index multi-sample group into a singleton right after
