@@ -160,14 +160,15 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
   }
 }
 
-void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& keys,
-                             const std::vector<std::uint32_t>& ranks,
-                             std::optional<Clock::time_point> deadline, const std::string& what,
-                             bool ends_with_run) {
-  if (keys.empty()) return calls_.set(publish.key, publish.value);
+std::vector<std::vector<std::byte>> ControlPlane::wait_live(
+    Publish publish, const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
+    std::optional<Clock::time_point> deadline, const std::string& what, bool ends_with_run) {
+  if (keys.empty()) {
+    calls_.set(publish.key, publish.value);
+    return {};
+  }
   std::vector<std::string> missing_keys = keys;
   std::vector<std::uint32_t> missing_ranks = ranks;
-  bool published = false;
   while (true) {
     auto slice = timing_.heartbeat_interval;
     if (deadline)
@@ -175,14 +176,9 @@ void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& ke
           std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()),
           std::chrono::milliseconds(1), slice);
     try {
-      if (published) {
-        calls_.wait(missing_keys, slice);
-      } else {
-        // A timeout leaves the key set; any other failure fails the wait anyway.
-        published = true;
-        calls_.set_and_wait(publish.key, publish.value, missing_keys, slice);
-      }
-      return;
+      // Setting the key again is harmless (same value) and brings every value back in the same
+      // round trip. A timeout leaves the key set; any other failure fails the wait anyway.
+      return calls_.set_and_wait(publish.key, publish.value, keys, slice);
     } catch (const StoreError& e) {
       if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_failure(e));
     }
@@ -195,7 +191,7 @@ void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& ke
         still_keys.push_back(missing_keys[i]);
         still_ranks.push_back(missing_ranks[i]);
       }
-    if (still_keys.empty()) return;
+    if (still_keys.empty()) continue;  // all there now: the next call returns at once
     missing_keys = std::move(still_keys);
     missing_ranks = std::move(still_ranks);
     check_liveness(calls_, beats_, missing_ranks, "waiting for it to be " + what);
@@ -204,7 +200,8 @@ void ControlPlane::wait_live(Publish publish, const std::vector<std::string>& ke
   }
 }
 
-void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time_point deadline) {
+std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint64_t size,
+                                               Clock::time_point deadline) {
   try {
     // Every rank saw the previous block's keys before it joined that block's last exchange, which
     // has completed: the block can go.
@@ -217,8 +214,19 @@ void ControlPlane::ready(std::uint64_t sequence, std::uint64_t size, Clock::time
         keys.push_back(ready_key(sequence, r));
         ranks.push_back(r);
       }
-    wait_live({ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks,
-              deadline, "ready for exchange " + std::to_string(sequence), /*ends_with_run=*/true);
+    const auto values = wait_live(
+        {ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks, deadline,
+        "ready for exchange " + std::to_string(sequence), /*ends_with_run=*/true);
+    std::vector<std::uint64_t> sizes(world_, size);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const auto text = store_text(values[i]);
+      const auto [end, error] =
+          std::from_chars(text.data(), text.data() + text.size(), sizes[ranks[i]]);
+      if (text.empty() || error != std::errc{} || end != text.data() + text.size())
+        throw CollectiveError("rank " + std::to_string(ranks[i]) + "'s readiness for exchange " +
+                              std::to_string(sequence) + " is malformed: '" + text + "'");
+    }
+    return sizes;
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }
@@ -255,16 +263,16 @@ void ControlPlane::depart(const Departure& departure, Clock::time_point deadline
         keys.push_back(departure_key(r));
         ranks.push_back(r);
       }
-    wait_live({departure_key(rank_), store_bytes(encode_departure(departure))}, keys, ranks,
-              deadline, "departed at " + describe(departure));
-    std::vector<Departure> all;
-    for (std::uint32_t r = 0; r < world_; ++r) {
-      const auto text = store_text(calls_.get(departure_key(r), std::chrono::milliseconds(0)));
+    const auto values = wait_live({departure_key(rank_), store_bytes(encode_departure(departure))},
+                                  keys, ranks, deadline, "departed at " + describe(departure));
+    std::vector<Departure> all(world_, departure);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const auto text = store_text(values[i]);
       const auto decoded = decode_departure(text);
       if (!decoded)
-        throw CollectiveError("rank " + std::to_string(r) + "'s departure is malformed: '" + text +
-                              "'");
-      all.push_back(*decoded);
+        throw CollectiveError("rank " + std::to_string(ranks[i]) + "'s departure is malformed: '" +
+                              text + "'");
+      all[ranks[i]] = *decoded;
     }
     if (auto disagreement = departure_disagreement(all)) throw CollectiveError(*disagreement);
   } catch (const StoreError& e) {

@@ -60,18 +60,41 @@ class GlooCollective::Mesh {
 
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) {
-    std::vector<std::vector<std::byte>> all(world_);
-    all[rank_].assign(mine.begin(), mine.end());
     throw_if_unusable();
-    if (world_ == 1) return all;
+    if (world_ == 1) return {{mine.begin(), mine.end()}};
     const std::uint32_t tag = calls_++;
+    std::uint64_t my_size = mine.size();
+    std::vector<std::uint64_t> sizes(world_, 0);
     try {
-      std::uint64_t my_size = mine.size();
-      std::vector<std::uint64_t> sizes(world_, 0);
       exchange(
           &my_size, sizeof my_size, [&](std::uint32_t peer) { return &sizes[peer]; },
           [](std::uint32_t) { return sizeof(std::uint64_t); }, gloo::Slot::build(kSizeSlot, tag),
           deadline, "sizes");
+    } catch (const CollectiveError&) {
+      break_mesh();
+      throw;
+    }
+    sizes[rank_] = my_size;
+    return gather_blobs(mine, sizes, tag, deadline);
+  }
+
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                std::span<const std::uint64_t> sizes,
+                                                Clock::time_point deadline) {
+    if (sizes.size() != world_ || sizes[rank_] != mine.size())
+      throw std::invalid_argument("allgather: the sizes do not fit this rank's blob and world");
+    throw_if_unusable();
+    if (world_ == 1) return {{mine.begin(), mine.end()}};
+    return gather_blobs(mine, sizes, calls_++, deadline);
+  }
+
+ private:
+  std::vector<std::vector<std::byte>> gather_blobs(std::span<const std::byte> mine,
+                                                   std::span<const std::uint64_t> sizes,
+                                                   std::uint32_t tag, Clock::time_point deadline) {
+    std::vector<std::vector<std::byte>> all(world_);
+    all[rank_].assign(mine.begin(), mine.end());
+    try {
       for (std::uint32_t peer = 0; peer < world_; ++peer) {
         if (peer == rank_) continue;
         if (sizes[peer] > kMaxBlobBytes)
@@ -91,6 +114,7 @@ class GlooCollective::Mesh {
     return all;
   }
 
+ public:
   void abort(const std::string& reason) {
     std::lock_guard lock(mutex_);
     if (!abort_reason_) abort_reason_ = reason;
@@ -228,6 +252,12 @@ std::uint32_t GlooCollective::world_size() const {
 std::vector<std::vector<std::byte>> GlooCollective::allgather(std::span<const std::byte> mine,
                                                               Clock::time_point deadline) {
   return mesh_->allgather(mine, deadline);
+}
+
+std::vector<std::vector<std::byte>> GlooCollective::allgather(std::span<const std::byte> mine,
+                                                              std::span<const std::uint64_t> sizes,
+                                                              Clock::time_point deadline) {
+  return mesh_->allgather(mine, sizes, deadline);
 }
 
 void GlooCollective::abort(const std::string& reason) {

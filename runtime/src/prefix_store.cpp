@@ -47,10 +47,11 @@ void PrefixStore::wait(const std::vector<std::string>& keys, std::chrono::millis
   inner_.wait(prefixed(keys), timeout);
 }
 
-void PrefixStore::set_and_wait(const std::string& key, std::span<const std::byte> value,
-                               const std::vector<std::string>& keys,
-                               std::chrono::milliseconds timeout) {
-  inner_.set_and_wait(prefixed(key), value, prefixed(keys), timeout);
+std::vector<std::vector<std::byte>> PrefixStore::set_and_wait(const std::string& key,
+                                                              std::span<const std::byte> value,
+                                                              const std::vector<std::string>& keys,
+                                                              std::chrono::milliseconds timeout) {
+  return inner_.set_and_wait(prefixed(key), value, prefixed(keys), timeout);
 }
 
 bool PrefixStore::erase(const std::string& key) {

@@ -147,8 +147,9 @@ class ProcessGroupCollective::Group {
     const std::string exchange = "exchange " + std::to_string(sequence);
     if (aborted_) throw failure(exchange + " after an abort");
     if (departed_) throw ended(exchange + " after every rank departed");
+    std::vector<std::uint64_t> sizes;
     try {
-      control_->ready(sequence, mine.size(), deadline);
+      sizes = control_->ready(sequence, mine.size(), deadline);
     } catch (const CollectiveError& e) {
       if (control_->departing()) throw ended(exchange + ": " + e.what());
       throw failure(e.what());
@@ -156,7 +157,7 @@ class ProcessGroupCollective::Group {
     std::vector<std::vector<std::byte>> all;
     control_->watch_peers(true);
     try {
-      all = gloo_->allgather(mine, Clock::now() + options_.timing.exchange_timeout);
+      all = gloo_->allgather(mine, sizes, Clock::now() + options_.timing.exchange_timeout);
     } catch (const CollectiveError& e) {
       control_->watch_peers(false);
       if (control_->departing()) throw ended(exchange + ": " + e.what());

@@ -22,10 +22,17 @@ StoreError::StoreError(Kind kind, std::string operation, std::string key, std::s
       key_(std::move(key)),
       address_(std::move(address)) {}
 
-void Store::set_and_wait(const std::string& key, std::span<const std::byte> value,
-                         const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+std::vector<std::vector<std::byte>> Store::set_and_wait(const std::string& key,
+                                                        std::span<const std::byte> value,
+                                                        const std::vector<std::string>& keys,
+                                                        std::chrono::milliseconds timeout) {
   set(key, value);
   wait(keys, timeout);
+  std::vector<std::vector<std::byte>> values;
+  for (const auto& awaited : keys)
+    values.push_back(check({awaited}) ? get(awaited, std::chrono::milliseconds(0))
+                                      : std::vector<std::byte>{});
+  return values;
 }
 
 std::vector<std::byte> store_bytes(std::string_view text) {

@@ -55,7 +55,7 @@ std::optional<Shape> shape_of(StoreOp op) {
     case StoreOp::set_and_wait:
       return Shape{2, kManyKeys, 1, 1, NumberRule::timeout};
     case StoreOp::ok:
-      return Shape{0, 0, 0, 1, NumberRule::any};
+      return Shape{0, 0, 0, kManyKeys, NumberRule::any};
     case StoreOp::timed_out:
       return Shape{1, kManyKeys, 0, 0, NumberRule::zero};
     case StoreOp::failed:
@@ -79,6 +79,9 @@ std::optional<StoreWireError> check_shape(StoreOp op, std::int64_t number, std::
   if (keys > limits.max_keys)
     return StoreWireError{name + " carries " + std::to_string(keys) +
                           " keys, more than the limit of " + std::to_string(limits.max_keys)};
+  if (values > limits.max_keys)
+    return StoreWireError{name + " carries " + std::to_string(values) +
+                          " values, more than the limit of " + std::to_string(limits.max_keys)};
   if (keys < shape->min_keys || keys > shape->max_keys)
     return StoreWireError{name + " carries " + std::to_string(keys) + " keys, expected " +
                           count_range(shape->min_keys, shape->max_keys)};

@@ -311,13 +311,20 @@ void TcpStoreClient::wait(const std::vector<std::string>& keys, milliseconds tim
   impl_->call(request, quoted_keys(keys), timeout);
 }
 
-void TcpStoreClient::set_and_wait(const std::string& key, std::span<const std::byte> value,
-                                  const std::vector<std::string>& keys, milliseconds timeout) {
+std::vector<std::vector<std::byte>> TcpStoreClient::set_and_wait(
+    const std::string& key, std::span<const std::byte> value, const std::vector<std::string>& keys,
+    milliseconds timeout) {
   check_timeout(timeout, "set_and_wait");
   StoreMessage request{
       StoreOp::set_and_wait, timeout.count(), {key}, {{value.begin(), value.end()}}};
   request.keys.insert(request.keys.end(), keys.begin(), keys.end());
-  impl_->call(request, quoted_keys(request.keys), timeout);
+  StoreMessage reply = impl_->call(request, quoted_keys(request.keys), timeout);
+  if (reply.values.size() != keys.size())
+    throw StoreError(StoreError::Kind::connection, "set_and_wait", quoted_keys(request.keys),
+                     impl_->address(),
+                     "the server's reply carries " + std::to_string(reply.values.size()) +
+                         " values for " + std::to_string(keys.size()) + " keys");
+  return std::move(reply.values);
 }
 
 bool TcpStoreClient::erase(const std::string& key) {

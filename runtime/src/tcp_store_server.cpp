@@ -197,6 +197,15 @@ class ServerCore {
   StoreMessage satisfied_reply(const StoreMessage& request) const {
     if (request.op == StoreOp::get)
       return StoreMessage{StoreOp::ok, 0, {}, {data_.at(request.keys.front())}};
+    if (request.op == StoreOp::set_and_wait) {
+      // The awaited keys' values, in order (empty for a key erased since it arrived).
+      StoreMessage reply = ok_reply();
+      for (const std::string& key : request.keys) {
+        const auto found = data_.find(key);
+        reply.values.push_back(found == data_.end() ? std::vector<std::byte>{} : found->second);
+      }
+      return reply;
+    }
     return ok_reply();
   }
 
@@ -374,8 +383,11 @@ void Session::handle(std::span<const std::byte> frame) {
       return refuse(store_op_name(request.op) + " is not a request after the hello");
     case StoreOp::set_and_wait:
       core_.set(request.keys.front(), request.values.front());
-      request = StoreMessage{
-          StoreOp::wait, request.number, {request.keys.begin() + 1, request.keys.end()}, {}};
+      // From here on the request is the wait for the other keys, answered with their values.
+      request = StoreMessage{StoreOp::set_and_wait,
+                             request.number,
+                             {request.keys.begin() + 1, request.keys.end()},
+                             {}};
       [[fallthrough]];
     case StoreOp::get:
     case StoreOp::wait: {

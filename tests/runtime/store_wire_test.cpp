@@ -115,7 +115,7 @@ StoreMessage random_message(SplitMix64& rng) {
       break;
     case StoreOp::ok:
       m.number = static_cast<std::int64_t>(rng.next());
-      values(below(rng, 2));
+      values(below(rng, 4));  // several: a set_and_wait's awaited values
       break;
   }
   return m;
@@ -214,6 +214,8 @@ TEST_CASE("each op's shape is enforced when encoding and when decoding") {
       {{StoreOp::failed, 2, {}, {store_bytes("why")}}, "failed has number 2, expected 0 or 1"},
       {{StoreOp::timed_out, 0, {}, {}}, "timed_out carries 0 keys"},
       {{static_cast<StoreOp>(77), 0, {}, {}}, "unknown op 77"},
+      {{StoreOp::ok, 0, {}, std::vector<Bytes>(StoreWireLimits{}.max_keys + 1)},
+       "ok carries 4097 values, more than the limit of 4096"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.complaint);

@@ -115,17 +115,23 @@ TEST_CASE("get and wait return once another client sets the keys") {
   CHECK(store_text(waiter.get("abort", 0ms)) == "rank 1 failed");
 }
 
-TEST_CASE("set_and_wait: two ranks meet in one call each") {
+TEST_CASE("set_and_wait: ranks meet in one call each, and each gets the others' values") {
   TcpStoreServer server(loopback_server_options());
   TcpStoreClient first(client_options(server.port()));
-  std::thread second([port = server.port()] {
+  std::vector<std::vector<std::byte>> second_got;
+  std::thread second([&, port = server.port()] {
     TcpStoreClient client(client_options(port));
-    client.set_and_wait("ready/1", store_bytes("b"), {"ready/0"}, 30s);
+    second_got = client.set_and_wait("ready/1", store_bytes("bb"), {"ready/0", "ready/2"}, 30s);
   });
-  first.set_and_wait("ready/0", store_bytes("a"), {"ready/1"}, 30s);
+  first.set("ready/2", store_bytes(""));
+  const auto first_got = first.set_and_wait("ready/0", store_bytes("a"), {"ready/1"}, 30s);
   second.join();
+  REQUIRE(first_got.size() == 1);
+  CHECK(store_text(first_got[0]) == "bb");
+  REQUIRE(second_got.size() == 2);
+  CHECK(store_text(second_got[0]) == "a");
+  CHECK(second_got[1].empty());
   CHECK(store_text(first.get("ready/0", 0ms)) == "a");
-  CHECK(store_text(first.get("ready/1", 0ms)) == "b");
 }
 
 TEST_CASE("set_and_wait that times out has set its key and names the keys still missing") {

@@ -39,11 +39,12 @@ class ControlPlane {
   ControlPlane& operator=(const ControlPlane&) = delete;
 
   // Publishes "ready for exchange `sequence` with `size` bytes" and returns once every rank is
-  // ready: one store call when nobody is late. Throws CollectiveError naming the cause: the abort
-  // key's reason, a peer whose heartbeat stopped for peer_timeout (with its rank), the ranks not
-  // ready at `deadline`, or the store failing. (The sizes stay on the store for whoever looks into
-  // a stuck run; the exchange carries its own.)
-  void ready(std::uint64_t sequence, std::uint64_t size, Clock::time_point deadline);
+  // ready, with every rank's size (indexed by rank), so that the exchange needs no round of its
+  // own for them: one store call when nobody is late. Throws CollectiveError naming the cause:
+  // the abort key's reason, a peer whose heartbeat stopped for peer_timeout (with its rank), the
+  // ranks not ready at `deadline`, a malformed size, or the store failing.
+  std::vector<std::uint64_t> ready(std::uint64_t sequence, std::uint64_t size,
+                                   Clock::time_point deadline);
 
   // Writes `reason` to the abort key unless a failure is already there; returns the reason that
   // stands (the first). Never throws: with the store gone, returns `reason`.
@@ -96,10 +97,14 @@ class ControlPlane {
   // Sets `publish`'s key, then waits until every key is set, checking the abort key and the
   // liveness of the ranks whose keys are missing between short waits. `what` says what the keys
   // mean, for the errors.
-  // An exchange's readiness (`ends_with_run`) also ends when every rank has departed.
-  void wait_live(Publish publish, const std::vector<std::string>& keys,
-                 const std::vector<std::uint32_t>& ranks, std::optional<Clock::time_point> deadline,
-                 const std::string& what, bool ends_with_run = false);
+  // Returns the values of `keys`, in order. An exchange's readiness (`ends_with_run`) also ends
+  // when every rank has departed.
+  std::vector<std::vector<std::byte>> wait_live(Publish publish,
+                                                const std::vector<std::string>& keys,
+                                                const std::vector<std::uint32_t>& ranks,
+                                                std::optional<Clock::time_point> deadline,
+                                                const std::string& what,
+                                                bool ends_with_run = false);
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.

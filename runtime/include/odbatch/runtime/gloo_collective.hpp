@@ -49,6 +49,12 @@ class GlooCollective final : public Collective {
   std::uint32_t world_size() const override;
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) override;
+  // The same with every rank's blob size known beforehand (sizes[r] for rank r, as readiness on
+  // the store tells them): one exchange, the sizes' is skipped. Every rank of one allgather must
+  // call the same form.
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
+                                                std::span<const std::uint64_t> sizes,
+                                                Clock::time_point deadline);
   void abort(const std::string& reason) override;
 
  private:

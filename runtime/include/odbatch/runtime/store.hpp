@@ -76,11 +76,13 @@ class Store {
   // (timeout) naming the keys still missing. A key set and erased again while waiting counts.
   virtual void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
 
-  // set(key, value), then wait(keys, timeout): one round trip to a store that supports it. When
-  // it throws a timeout, `key` has been set.
-  virtual void set_and_wait(const std::string& key, std::span<const std::byte> value,
-                            const std::vector<std::string>& keys,
-                            std::chrono::milliseconds timeout);
+  // set(key, value), then wait(keys, timeout), then the values of `keys` in order (empty for a key
+  // erased since it arrived): one round trip to a store that supports it. When it throws a
+  // timeout, `key` has been set.
+  virtual std::vector<std::vector<std::byte>> set_and_wait(const std::string& key,
+                                                           std::span<const std::byte> value,
+                                                           const std::vector<std::string>& keys,
+                                                           std::chrono::milliseconds timeout);
 
   // Removes `key`; whether it existed.
   virtual bool erase(const std::string& key) = 0;

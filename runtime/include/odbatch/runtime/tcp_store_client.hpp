@@ -50,9 +50,10 @@ class TcpStoreClient final : public Store {
                                    std::span<const std::byte> desired) override;
   bool check(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
-  void set_and_wait(const std::string& key, std::span<const std::byte> value,
-                    const std::vector<std::string>& keys,
-                    std::chrono::milliseconds timeout) override;
+  std::vector<std::vector<std::byte>> set_and_wait(const std::string& key,
+                                                   std::span<const std::byte> value,
+                                                   const std::vector<std::string>& keys,
+                                                   std::chrono::milliseconds timeout) override;
   bool erase(const std::string& key) override;
   std::uint64_t erase_prefix(const std::string& prefix) override;
 
