@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kWindow = 1024;
 constexpr std::uint32_t kTokenBudget = 16384;
 constexpr LognormalLengths kLengths{600.0, 0.5};
-constexpr std::uint32_t kWorldSizes[] = {2, 4, 8};
+const std::vector<std::uint32_t> kDefaultWorldSizes = {2, 4, 8};
 constexpr int kWarmupRounds = 20;
 constexpr auto kDeadline = std::chrono::seconds(60);
 
@@ -244,7 +244,7 @@ Report measure(std::uint32_t world, int rounds) {
         {"reference_fixed_vector", 8 * (2 + 2 * std::size_t{config.window})}}}};
 }
 
-int run(int rounds, const std::string& out_path) {
+int run(int rounds, const std::vector<std::uint32_t>& world_sizes, const std::string& out_path) {
   Report report;
   report["benchmark"] = "round_latency";
   report["transport"] = "loopback TCP; ranks are threads, each with its own connections";
@@ -252,7 +252,7 @@ int run(int rounds, const std::string& out_path) {
   report["token_budget"] = kTokenBudget;
   report["lengths"] = {{"distribution", "lognormal"}, {"mean", kLengths.mean}, {"cv", kLengths.cv}};
   Report worlds = Report::array();
-  for (const auto world : kWorldSizes) worlds.push_back(measure(world, rounds));
+  for (const auto world : world_sizes) worlds.push_back(measure(world, rounds));
   report["world_sizes"] = std::move(worlds);
   emit_report(report, out_path);
   return 0;
@@ -264,19 +264,23 @@ int run(int rounds, const std::string& out_path) {
 int main(int argc, char** argv) {
   std::string out_path;
   int rounds = 300;
+  std::vector<std::uint32_t> world_sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
       out_path = argv[++i];
     } else if (arg == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::stoi(argv[++i]));
+    } else if (arg == "--world" && i + 1 < argc) {
+      world_sizes.push_back(static_cast<std::uint32_t>(std::max(2, std::stoi(argv[++i]))));
     } else {
-      std::cerr << "usage: " << argv[0] << " [--rounds N] [--out FILE]\n";
+      std::cerr << "usage: " << argv[0] << " [--rounds N] [--world W]... [--out FILE]\n";
       return 2;
     }
   }
   try {
-    return odbatch::bench::run(rounds, out_path);
+    if (world_sizes.empty()) world_sizes = odbatch::bench::kDefaultWorldSizes;
+    return odbatch::bench::run(rounds, world_sizes, out_path);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;
