@@ -201,7 +201,8 @@ void Pipeline::depart() {
   }
   impl_->departed = "at " + describe(departure);
   impl_->epoch_finished = true;
-  impl_->end_current_epoch();
+  impl_->end_current_epoch();  // no step reaches the ledger after this
+  if (impl_->ledger) impl_->ledger->departed(departure.epoch, departure.steps);
 }
 
 void Pipeline::abort(const std::string& reason) {

@@ -28,7 +28,7 @@ std::string where(std::size_t rank, const EmittedStep& s) {
 }
 
 void check_coverage(std::span<const SampleId> expected_ids, std::span<const RankLedger> ranks,
-                    AuditReport& report, Findings& findings) {
+                    AuditScope scope, AuditReport& report, Findings& findings) {
   using K = AuditFinding::Kind;
   std::vector<SampleId> expected(expected_ids.begin(), expected_ids.end());
   std::sort(expected.begin(), expected.end());
@@ -50,6 +50,12 @@ void check_coverage(std::span<const SampleId> expected_ids, std::span<const Rank
   }
   report.emitted = seen.size() - report.rejected;
   std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.id < b.id; });
+  const auto not_seen = [&](SampleId id) {
+    if (scope == AuditScope::until_departure)
+      ++report.not_reached;
+    else
+      findings.add(K::missing, "id " + std::to_string(id) + " neither emitted nor rejected");
+  };
   auto describe = [](const Seen& s) {
     return std::string(s.emitted ? "emitted" : "rejected") + " on rank " + std::to_string(s.rank);
   };
@@ -58,11 +64,7 @@ void check_coverage(std::span<const SampleId> expected_ids, std::span<const Rank
     std::size_t j = i;
     while (j < seen.size() && seen[j].id == seen[i].id) ++j;
     const SampleId id = seen[i].id;
-    while (e < expected.size() && expected[e] < id) {
-      findings.add(K::missing,
-                   "id " + std::to_string(expected[e]) + " neither emitted nor rejected");
-      ++e;
-    }
+    while (e < expected.size() && expected[e] < id) not_seen(expected[e++]);
     if (e < expected.size() && expected[e] == id) {
       ++e;
       if (j - i > 1)
@@ -74,8 +76,7 @@ void check_coverage(std::span<const SampleId> expected_ids, std::span<const Rank
     }
     i = j;
   }
-  for (; e < expected.size(); ++e)
-    findings.add(K::missing, "id " + std::to_string(expected[e]) + " neither emitted nor rejected");
+  for (; e < expected.size(); ++e) not_seen(expected[e]);
 }
 
 void check_budget(std::size_t rank, const EmittedStep& step, const BatchingConfig& c,
@@ -178,19 +179,20 @@ std::string_view to_string(AuditFinding::Kind kind) {
 std::string AuditReport::summary() const {
   std::ostringstream out;
   out << (ok() ? "audit passed" : "audit FAILED") << ": " << expected << " expected, " << emitted
-      << " emitted, " << rejected << " rejected, " << steps << " steps per rank, " << problems
-      << " problems";
+      << " emitted, " << rejected << " rejected, ";
+  if (not_reached > 0) out << not_reached << " not reached (the ranks departed), ";
+  out << steps << " steps per rank, " << problems << " problems";
   for (const auto& f : findings) out << "\n  " << to_string(f.kind) << ": " << f.message;
   if (problems > findings.size()) out << "\n  ... " << problems - findings.size() << " more";
   return out.str();
 }
 
 AuditReport audit_epoch(std::span<const SampleId> expected_ids, std::span<const RankLedger> ranks,
-                        const BatchingConfig& config) {
+                        const BatchingConfig& config, AuditScope scope) {
   AuditReport report;
   Findings findings(report);
   report.expected = expected_ids.size();
-  check_coverage(expected_ids, ranks, report, findings);
+  check_coverage(expected_ids, ranks, scope, report, findings);
 
   std::size_t common_steps = ranks.empty() ? 0 : ranks[0].steps.size();
   for (std::size_t r = 1; r < ranks.size(); ++r) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -35,20 +36,25 @@ struct Departing {
 
 struct Outcome {
   std::uint64_t taken = 0;
+  std::filesystem::path ledger;
   std::string error;  // of depart(), empty when it returned
   bool restart_refused = false;
 };
 
 std::vector<Outcome> run_departures(const PipelineConfig& config,
                                     const std::vector<Departing>& ranks,
-                                    std::atomic<int>& hooks_called) {
+                                    std::atomic<int>& hooks_called,
+                                    const std::filesystem::path& ledger_dir) {
   const auto group = InprocGroup::create(kWorld);
   std::vector<Outcome> outcomes(kWorld);
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    outcomes[rank].ledger = ledger_dir / ("ledger-" + std::to_string(rank) + ".jsonl");
   std::vector<std::thread> threads;
   for (std::uint32_t rank = 0; rank < kWorld; ++rank)
     threads.emplace_back([&, rank] {
       auto& outcome = outcomes[rank];
       PipelineOptions options;
+      options.ledger = outcome.ledger;
       options.on_abort = [&](const std::string&) { ++hooks_called; };
       try {
         Pipeline pipeline(config, DistEnv::inproc(group, rank, kWorld), options);
@@ -86,12 +92,17 @@ TEST_CASE("ranks departing at an agreed step leave without failing, a slow one i
                                        {{6, std::chrono::milliseconds(0)},
                                         {6, std::chrono::milliseconds(0)},
                                         {6, std::chrono::milliseconds(150)}},
-                                       hooks_called);
+                                       hooks_called, dir.path());
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
     CHECK(outcomes[rank].taken == 6);
     CHECK_MESSAGE(outcomes[rank].error.empty(), outcomes[rank].error);
     CHECK(outcomes[rank].restart_refused);
+    // The ledger ends with the departure, after every step the pipeline prepared.
+    std::ifstream ledger(outcomes[rank].ledger);
+    std::string line, last_line;
+    while (std::getline(ledger, line)) last_line = line;
+    CHECK(last_line == R"({"epoch":0,"kind":"departed","steps":6})");
   }
   CHECK(hooks_called == 0);
 }
@@ -106,7 +117,7 @@ TEST_CASE("ranks departing at different steps fail, naming the steps, and call t
                                        {{3, std::chrono::milliseconds(0)},
                                         {5, std::chrono::milliseconds(0)},
                                         {5, std::chrono::milliseconds(0)}},
-                                       hooks_called);
+                                       hooks_called, dir.path());
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
     CHECK_MESSAGE(outcomes[rank].error.find("rank 0 departs at step 3 of epoch 0 but rank 1 at "

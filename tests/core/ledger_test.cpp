@@ -117,3 +117,25 @@ TEST_CASE("the audit catches disagreeing totals and loss scales") {
     CHECK(has_finding(run.audit(), AuditFinding::Kind::loss_scale_mismatch));
   }
 }
+
+TEST_CASE("an epoch cut at a departure: the ids not reached are counted, duplicates still found") {
+  AuditedRun run;
+  REQUIRE(run.result.finished);
+  std::size_t steps = run.result.ledgers[0].steps.size();
+  REQUIRE(steps > 1);
+  for (auto& ledger : run.result.ledgers) ledger.steps.resize(steps - 1);
+  const auto whole = audit_epoch(run.result.expected_ids, run.result.ledgers, run.scenario.config);
+  CHECK(has_finding(whole, AuditFinding::Kind::missing));
+  const auto cut = audit_epoch(run.result.expected_ids, run.result.ledgers, run.scenario.config,
+                               AuditScope::until_departure);
+  INFO(cut.summary());
+  CHECK(cut.ok());
+  CHECK(cut.not_reached > 0);
+  CHECK(cut.emitted + cut.rejected + cut.not_reached == cut.expected);
+  CHECK(cut.summary().find("not reached (the ranks departed)") != std::string::npos);
+  auto& step = first_real_step(run.result.ledgers, 0);
+  step.samples.push_back(step.samples.front());
+  CHECK(has_finding(audit_epoch(run.result.expected_ids, run.result.ledgers, run.scenario.config,
+                                AuditScope::until_departure),
+                    AuditFinding::Kind::duplicated));
+}

@@ -57,6 +57,10 @@ std::string end(std::uint64_t steps) {
   return json{{"kind", "end"}, {"epoch", 0}, {"steps", steps}}.dump() + "\n";
 }
 
+std::string departed(std::uint64_t steps) {
+  return json{{"kind", "departed"}, {"epoch", 0}, {"steps", steps}}.dump() + "\n";
+}
+
 // Two ranks over six records: rank 0 holds ids 0-2, rank 1 ids 3-5 (4 rejected, one IDLE step).
 std::string clean_rank0() {
   return header(0, 2) + step(0, {0, 1}) + step(1, {2}) + end(2);
@@ -233,4 +237,37 @@ TEST_CASE("a ledger of a real pipeline run passes the audit against its config")
   const auto mismatch = run_cli("audit " + shell_quoted(ledger) + " --config " +
                                 shell_quoted(fs::path(ODBATCH_EXAMPLES_DIR) / "pipeline.toml"));
   check_problem(mismatch, "config_mismatch", "has dataset fingerprint");
+}
+
+TEST_CASE("audit passes ranks that departed at one step: steps prepared after it do not count") {
+  const auto report = scratch().path("departed.json");
+  // Both ranks departed after step 0; rank 1's pipeline had prepared step 1 already.
+  const auto run = audit(header(0, 2) + step(0, {0, 1}) + departed(1),
+                         header(1, 2) + step(0, {3, 5}) + rejected(4) + step(1, {2}) + departed(1),
+                         "--json " + shell_quoted(report));
+  CHECK_MESSAGE(run.status == 0, run.out, run.err);
+  CHECK_MESSAGE(run.out.find("6 ids expected, 4 emitted, 1 rejected, 1 not reached (the ranks "
+                             "departed)") != std::string::npos,
+                run.out);
+  CHECK(run.out.find("steps before the departure: rank 0 1 rank 1 1") != std::string::npos);
+  const json epoch = json::parse(read_file(report))["epochs"][0];
+  CHECK(epoch["departed"] == true);
+  CHECK(epoch["not_reached"] == 1);
+  CHECK(epoch["ranks"][1]["steps"] == 1);
+  CHECK(epoch["ranks"][1]["steps_listed"] == 2);
+}
+
+TEST_CASE("audit fails ranks that departed at different steps, or one that departed alone") {
+  auto run = audit(header(0, 2) + step(0, {0, 1}) + step(1, {2}) + departed(2),
+                   header(1, 2) + step(0, {3, 5}) + rejected(4) + step(1, {}) + departed(1));
+  check_problem(run, "departure_mismatch",
+                "rank 1 departed after 1 steps, rank 0 departed after 2 steps");
+  run = audit(clean_rank0(), header(1, 2) + step(0, {3, 5}) + rejected(4) + departed(1));
+  check_problem(run, "departure_mismatch", "rank 0 ended after 2 steps, rank 1 departed after 1");
+  run = audit(header(0, 2) + step(0, {0, 1}) + departed(2), clean_rank1());
+  check_problem(run, "departure_mismatch", "the departure says 2 steps, rank 0's ledger lists 1");
+  // A departure never hides a duplicate.
+  run = audit(header(0, 2) + step(0, {0, 0}) + departed(1),
+              header(1, 2) + step(0, {3, 5}) + departed(1));
+  check_problem(run, "duplicated", "id 0 ");
 }

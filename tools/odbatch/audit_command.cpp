@@ -47,8 +47,9 @@ struct RankEpoch {
   std::string file;
   std::uint64_t header_line = 0;
   LedgerEpoch header;
-  RankLedger ledger;  // the steps carry sample ids only
-  std::optional<std::uint64_t> end_steps;
+  RankLedger ledger;                       // the steps carry sample ids only
+  std::optional<std::uint64_t> end_steps;  // of the end line, or of the departed line
+  bool departed = false;                   // the epoch's last line is a departure
   std::uint64_t end_line = 0;
 
   std::uint32_t rank() const { return header.shard.rank; }
@@ -139,8 +140,8 @@ class LedgerFileReader {
     if (!entry.is_object()) reader.fail("", "expected an object, got " + describe(entry));
     const std::string kind = reader.to_string(reader.required(entry, "kind", ""), "kind");
     if (kind == "epoch") return read_header(reader, entry);
-    if (kind != "step" && kind != "rejected" && kind != "end")
-      reader.fail("kind", "expected epoch, step, rejected or end, got \"" + kind + "\"");
+    if (kind != "step" && kind != "rejected" && kind != "end" && kind != "departed")
+      reader.fail("kind", "expected epoch, step, rejected, end or departed, got \"" + kind + "\"");
     const std::uint64_t epoch = unsigned_member(reader, entry, "epoch");
     const auto open = open_.find(epoch);
     if (open == open_.end())
@@ -156,6 +157,7 @@ class LedgerFileReader {
     if (kind == "rejected") return read_rejection(reader, entry, section);
     reader.expect_object(entry, "", {"kind", "epoch", "steps"});
     section.end_steps = unsigned_member(reader, entry, "steps");
+    section.departed = kind == "departed";
     section.end_line = line_;
   }
 
@@ -267,6 +269,7 @@ struct EpochOutcome {
   std::map<std::string, std::uint64_t> rejected_by_reason;
   std::vector<Problem> problems;
   bool problems_truncated = false;  // the id checks found more than they list
+  bool departed = false;            // the ranks left the epoch at an agreed step
 };
 
 // The headers of one epoch must describe the same dataset and shuffle on every rank.
@@ -320,28 +323,55 @@ void check_against_config(const RankEpoch& rank, const ConfigDataset& config, Ep
     differs("split", std::string(split_name(h.shard.split)), std::string(split_name(config.split)));
 }
 
-// Every rank's end line, and equal step counts across ranks (the lockstep guarantee).
+// The steps a rank's trainer took: all of them, or those before its departure (the pipeline may
+// have prepared more).
+std::uint64_t steps_taken(const RankEpoch& rank) {
+  const std::uint64_t listed = rank.ledger.steps.size();
+  return rank.departed ? std::min(listed, *rank.end_steps) : listed;
+}
+
+// Every rank's end line (or departure, the same on every rank), and equal step counts across
+// ranks (the lockstep guarantee).
 void check_steps(EpochOutcome& out) {
+  const auto first_departed = std::find_if(out.ranks.begin(), out.ranks.end(),
+                                           [](const RankEpoch* r) { return r->departed; });
+  out.departed = first_departed != out.ranks.end();
   for (const RankEpoch* rank : out.ranks) {
     const std::uint64_t listed = rank->ledger.steps.size();
-    if (!rank->end_steps)
+    if (!rank->end_steps) {
       out.problems.push_back({"no_end", rank->name() + ": no end line for epoch " +
                                             std::to_string(out.epoch) +
                                             " (the epoch did not finish)"});
-    else if (*rank->end_steps != listed)
+    } else if (out.departed &&
+               (!rank->departed || *rank->end_steps != *(*first_departed)->end_steps)) {
+      const auto how = [](const RankEpoch& r) {
+        return "rank " + std::to_string(r.rank()) +
+               (r.departed ? " departed after " : " ended after ") + std::to_string(*r.end_steps) +
+               " steps";
+      };
+      out.problems.push_back({"departure_mismatch", rank->at(rank->end_line) + ": " + how(*rank) +
+                                                        ", " + how(**first_departed)});
+    } else if (rank->departed && *rank->end_steps > listed) {
+      out.problems.push_back(
+          {"departure_mismatch", rank->at(rank->end_line) + ": the departure says " +
+                                     std::to_string(*rank->end_steps) + " steps, rank " +
+                                     std::to_string(rank->rank()) + "'s ledger lists " +
+                                     std::to_string(listed)});
+    } else if (!rank->departed && *rank->end_steps != listed) {
       out.problems.push_back({"end_mismatch", rank->at(rank->end_line) + ": the end line says " +
                                                   std::to_string(*rank->end_steps) +
                                                   " steps, rank " + std::to_string(rank->rank()) +
                                                   "'s ledger lists " + std::to_string(listed)});
+    }
   }
   const bool equal = std::all_of(out.ranks.begin(), out.ranks.end(), [&](const RankEpoch* r) {
-    return r->ledger.steps.size() == out.ranks.front()->ledger.steps.size();
+    return steps_taken(*r) == steps_taken(*out.ranks.front());
   });
   if (equal) return;
   std::string counts;
   for (const RankEpoch* r : out.ranks)
     counts += (counts.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r->rank()) +
-              " " + std::to_string(r->ledger.steps.size());
+              " " + std::to_string(steps_taken(*r));
   out.problems.push_back(
       {"step_count_mismatch", "ranks yielded different numbers of steps: " + counts});
 }
@@ -361,8 +391,10 @@ void check_coverage(EpochOutcome& out) {
     const EpochShard shard(rank->header.record_count, rank->header.shard);
     for (std::uint64_t i = 0; i < shard.size(); ++i) expected.push_back(shard[i]);
     ledgers[rank->rank()] = rank->ledger;
+    ledgers[rank->rank()].steps.resize(steps_taken(*rank));
   }
-  out.coverage = audit_epoch(expected, ledgers, BatchingConfig{});
+  out.coverage = audit_epoch(expected, ledgers, BatchingConfig{},
+                             out.departed ? AuditScope::until_departure : AuditScope::whole_epoch);
   out.ids_checked = true;
   const auto& findings = out.coverage.findings;
   for (const auto& finding : findings)
@@ -439,6 +471,8 @@ void print_epoch(const EpochOutcome& e) {
   if (e.ids_checked)
     out << "; " << e.coverage.expected << " ids expected, " << e.coverage.emitted << " emitted, "
         << e.coverage.rejected << " rejected";
+  if (e.ids_checked && e.departed)
+    out << ", " << e.coverage.not_reached << " not reached (the ranks departed)";
   if (!e.rejected_by_reason.empty()) {
     out << " (";
     bool first = true;
@@ -448,8 +482,8 @@ void print_epoch(const EpochOutcome& e) {
     }
     out << ')';
   }
-  out << "; steps:";
-  for (const RankEpoch* r : e.ranks) out << " rank " << r->rank() << ' ' << r->ledger.steps.size();
+  out << "; steps" << (e.departed ? " before the departure" : "") << ":";
+  for (const RankEpoch* r : e.ranks) out << " rank " << r->rank() << ' ' << steps_taken(*r);
   out << '\n';
   if (e.problems.empty()) {
     out << "  ok\n";
@@ -475,6 +509,8 @@ Report epoch_report(const EpochOutcome& e) {
   out["expected"] = if_checked(e.coverage.expected);
   out["emitted"] = if_checked(e.coverage.emitted);
   out["rejected"] = if_checked(e.coverage.rejected);
+  out["departed"] = e.departed;
+  out["not_reached"] = if_checked(e.coverage.not_reached);
   Report reasons = Report::object();
   for (const auto& [reason, count] : e.rejected_by_reason) reasons[reason] = count;
   out["rejected_by_reason"] = std::move(reasons);
@@ -487,7 +523,9 @@ Report epoch_report(const EpochOutcome& e) {
                      {"header_line", r->header_line},
                      {"record_count", r->header.record_count},
                      {"dataset_fingerprint", r->header.dataset_fingerprint},
-                     {"steps", r->ledger.steps.size()},
+                     {"steps", steps_taken(*r)},
+                     {"steps_listed", r->ledger.steps.size()},
+                     {"departed", r->departed},
                      {"end_steps", r->end_steps ? Report(*r->end_steps) : Report(nullptr)},
                      {"emitted", emitted},
                      {"rejected", r->ledger.rejected.size()}});

@@ -39,14 +39,20 @@ struct AuditReport {
   std::uint64_t expected = 0;
   std::uint64_t emitted = 0;
   std::uint64_t rejected = 0;
-  std::uint64_t steps = 0;  // per rank, when they agree
+  std::uint64_t not_reached = 0;  // under AuditScope::until_departure: neither emitted nor rejected
+  std::uint64_t steps = 0;        // per rank, when they agree
 
   static constexpr std::size_t kMaxFindings = 64;
   bool ok() const { return problems == 0; }
   std::string summary() const;
 };
 
+// What the ids of an epoch must show: each emitted or rejected exactly once (the whole epoch), or,
+// for an epoch that every rank left at an agreed step (its ledgers cut there), none twice and none
+// foreign, the others counted as not reached.
+enum class AuditScope : std::uint8_t { whole_epoch, until_departure };
+
 AuditReport audit_epoch(std::span<const SampleId> expected_ids, std::span<const RankLedger> ranks,
-                        const BatchingConfig& config);
+                        const BatchingConfig& config, AuditScope scope = AuditScope::whole_epoch);
 
 }  // namespace odbatch

@@ -33,6 +33,9 @@ class LedgerWriter {
             std::span<const SampleId> ids);
   void rejection(std::uint64_t epoch, const Rejection& rejection);
   void end_epoch(std::uint64_t epoch, std::uint64_t steps);
+  // The epoch's last line when its ranks departed after `steps` steps: steps listed beyond them
+  // were prepared but never taken.
+  void departed(std::uint64_t epoch, std::uint64_t steps);
 
  private:
   void write_line(const std::string& line);
