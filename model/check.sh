@@ -85,13 +85,13 @@ fi
 # Builds (once per configuration) the verifier of scenario/faults/variant; prints its directory.
 verifier() {
   local scenario=$1 faults=$2 variant=$3 kind=$4
-  local key="$scenario-f$faults-v$variant-$kind"
+  local key="$scenario-f$faults-v$variant-d$depart-$kind"
   local dir="$work/$key"
   if [ ! -x "$dir/pan" ]; then
     mkdir -p "$dir"
     cp "$here/round_protocol.pml" "$dir/"
     scenario_pml "$scenario" >"$dir/scenario.pml"
-    local defines="-DMAX_FAULTS=$faults -DVARIANT=$variant"
+    local defines="-DMAX_FAULTS=$faults -DVARIANT=$variant -DDEPART=$depart"
     echo "$defines" >"$dir/defines"
     # Fault runs are the large ones: optimise those; the others compile faster than they run.
     local cflags=(-O0 -w "${compression[@]}")
@@ -141,6 +141,7 @@ replay() {
 
 printf "%-15s %-2s %-26s %10s %7s  %s\n" property W configuration states time result
 unexpected=0
+depart=0  # DEPART of the model: 0, or the steps after which every trainer departs
 # check PROPERTY SCENARIO FAULTS VARIANT CLAIM FAIR EXPECT
 #   CLAIM: an ltl name of the model, safety (invalid end states and assertions) or cycles (any
 #   cycle in the state graph); FAIR: -f for weak fairness, or -; EXPECT: pass, or the error.
@@ -165,6 +166,9 @@ check() {
   failure=$(sed -n 's/^pan:1: \(.*\) (at depth.*/\1/p' <<<"$out" | head -n1)
   # A violated safety claim shows as an assertion on the negated formula: !( !(...
   [ "$kind" = ltl ] && [[ $failure =~ ^"assertion violated"\ +"!( !(" ]] && failure="claim $claim violated"
+  # A violated liveness claim shows as an acceptance cycle.
+  [ "$kind" = ltl ] && [ "$failure" = "acceptance cycle" ] &&
+    failure="claim $claim violated (acceptance cycle)"
   if [ -z "$errors" ] || grep -q "out of memory\|max search depth too small" <<<"$out"; then
     result="UNEXPECTED: incomplete search"
   elif [ "$expect" = pass ] && [ "$errors" = 0 ]; then
@@ -179,6 +183,7 @@ check() {
   local config="$scenario"
   [ "$faults" != 0 ] && config+=" faults=$faults"
   [ "$variant" != 0 ] && config+=" variant=$variant"
+  [ "$depart" != 0 ] && config+=" depart=$depart"
   local w
   w=$(sed -n 's/^#define W \([0-9]*\)/\1/p' "$dir/scenario.pml")
   printf "%-15s %-2s %-26s %10s %6.2fs  %s\n" "$property" "$w" "$config" "${states:-?}" \
@@ -209,6 +214,19 @@ properties() {
   check acyclic "$scenario" "$faults" 0 cycles - pass
 }
 
+# Every trainer departs after DEPART steps (Pipeline::depart): every rank ends DEPARTED having
+# taken exactly those steps, nothing deadlocks, and a fault before every rank departed aborts the
+# survivors.
+departures() {
+  local scenario=$1 steps=$2 faults=$3
+  depart=$steps check deadlock+assert "$scenario" 0 0 safety - pass
+  depart=$steps check departure "$scenario" 0 0 departure -f pass
+  depart=$steps check deadlock+assert "$scenario" "$faults" 0 safety - pass
+  depart=$steps check abort_on_fault "$scenario" "$faults" 0 abort_on_fault -f pass
+  depart=$steps check no_hang "$scenario" "$faults" 0 no_hang -f pass
+  depart=$steps check leaves_at_once "$scenario" 0 4 departure -f "claim departure violated"
+}
+
 # Negative controls: each must fail the check that catches its hazard.
 negative_controls() {
   check done_skips "$1" 0 1 safety - "invalid end state"
@@ -221,6 +239,8 @@ case "$mode" in
     hash_bits=22 compression=()
     properties w2_mixed 1
     properties w3_mixed 1
+    departures w2_mixed 2 1
+    departures w3_mixed 4 1
     negative_controls w2_mixed
     negative_controls w3_mixed
     ;;
@@ -229,6 +249,7 @@ case "$mode" in
     properties w2_long 2
     properties w3_long 2
     properties w4_long 1
+    departures w3_long 5 2
     negative_controls w2_long
     negative_controls w3_long
     negative_controls w4_long

@@ -12,6 +12,9 @@
  *               1  a DONE rank skips the round's readiness and collective
  *               2  a rank leaves at its own end of data without draining its window
  *               3  rank 0 releases the round's plan to the others only after emitting its steps
+ *               4  a departing rank's loader leaves at once instead of staying until every rank
+ *                  has announced its departure
+ *   DEPART      every trainer departs (Pipeline::depart) after this many steps (default 0: none)
  *   DERIVE      print the outcomes instead of asserting the table's (check.sh derive)
  */
 #include "scenario.pml"
@@ -24,6 +27,9 @@
 #endif
 #ifndef VARIANT
 #define VARIANT 0
+#endif
+#ifndef DEPART
+#define DEPART 0
 #endif
 
 /* A window never holds more than (D+1) * window samples, and T never exceeds the largest window. */
@@ -44,7 +50,7 @@
 #endif
 
 mtype = { ACTIVE, DRAINING, DONE };       /* rank state in a proposal */
-mtype = { RUNNING, FINISHED, ABORTED };   /* how a loader or trainer ended */
+mtype = { RUNNING, FINISHED, ABORTED, DEPARTED };   /* how a loader or trainer ended */
 mtype = { BATCH, END };                   /* batch queue items; an IDLE batch has mask 0 */
 
 /* Scenario constants: loaded once by init, never written again, so kept out of the state. */
@@ -68,6 +74,8 @@ mtype pstate[W];              /* state in the rank's current proposal */
 byte ready[W];                /* round + 1 each rank last declared itself ready for */
 bool finish[W];               /* trainer took end-of-epoch: the finish barrier's flags */
 byte abort_key;               /* 0: none; r + 1: the first failure was rank r */
+bool departed[W];             /* trainer announced its departure (departed/<rank>) */
+bool left[W];                 /* VARIANT 4: the loader left (its heartbeats stopped) */
 
 /* The loader's collective context: one allgather per round. */
 byte gathered[W];             /* round + 1 of the last proposal each rank contributed */
@@ -100,10 +108,15 @@ byte fault_rank;
 #define AT_STEP(j, s) (steps_taken[j] >= (s))
 #define FINISH_SET(j, unused) (finish[j])
 #define IS_DONE(j, unused) (pstate[j] == DONE)
-#define IS_FAULTY(j, unused) (crashed[j] || stalled[j])
+#define HAS_DEPARTED(j, unused) (departed[j])
+#define ALL_DEPARTED FORALL(HAS_DEPARTED, 0)
+/* A rank whose heartbeats stopped before every rank departed is a failed rank. */
+#define IS_FAULTY(j, unused) (crashed[j] || stalled[j] || (left[j] && !ALL_DEPARTED))
 #define RANK_FINISHED(j, unused) (loader_end[j] == FINISHED && trainer_end[j] == FINISHED)
 #define RANK_ABORTED(j, unused) (crashed[j] || (loader_end[j] == ABORTED && trainer_end[j] == ABORTED))
-#define ENDED(e) ((e) == FINISHED || (e) == ABORTED)
+#define RANK_DEPARTED(j, unused) \
+  (loader_end[j] == DEPARTED && trainer_end[j] == DEPARTED && steps_taken[j] == DEPART)
+#define ENDED(e) ((e) == FINISHED || (e) == ABORTED || (e) == DEPARTED)
 #define RANK_SETTLED(j, unused) (crashed[j] || (ENDED(loader_end[j]) && ENDED(trainer_end[j])))
 #define STEPS_AS_PLANNED(j, unused) (steps_taken[j] == EXPECTED_STEPS)
 
@@ -117,6 +130,7 @@ ltl equal_steps { [] (EPOCH_FINISHED -> FORALL(STEPS_AS_PLANNED, 0)) }
 ltl coverage { [] (EPOCH_FINISHED -> (covered == ALL_SAMPLES && !duplicated)) }
 ltl abort_on_fault { [] ((faults > 0) -> <> SURVIVORS_ABORTED) }
 ltl no_hang { <> FORALL(RANK_SETTLED, 0) }
+ltl departure { <> FORALL(RANK_DEPARTED, 0) }
 
 /* Scratch of the plan function: written and read inside one d_step only. */
 hidden byte ord[MAXWIN];        /* window positions by cost descending, ties in window order */
@@ -461,7 +475,8 @@ inline admit(r) {
  * sets the key, so those branches are left out of fault-free runs. */
 #if MAX_FAULTS > 0
 #define LIVE (!crashed[r] && (!stalled[r] || abort_key != 0))
-#define CAN_FAULT(v) (faults < MAX_FAULTS && !finish[v] && !crashed[v] && !stalled[v])
+#define CAN_FAULT(v) \
+  (faults < MAX_FAULTS && !finish[v] && !departed[v] && !crashed[v] && !stalled[v])
 #define FAULT(v, what, message) \
   if                            \
   :: faults == 0 -> fault_rank = v \
@@ -485,6 +500,33 @@ inline admit(r) {
 #define LIVE true
 #define OR_ABORT
 #define OR_CRASH
+#endif
+
+/* Every wait of a loader also ends when the run has: every rank departed (no abort key). Under
+ * VARIANT 4 the loader leaves as soon as its own trainer departed. */
+#if DEPART > 0 && VARIANT == 4
+#define OR_DEPART                                                             \
+  :: atomic {                                                                 \
+       departed[r] && !crashed[r] ->                                          \
+       loader_end[r] = DEPARTED;                                              \
+       left[r] = true;                                                        \
+       if                                                                     \
+       :: abort_key == 0 && !ALL_DEPARTED -> fault_rank = r                   \
+       :: else -> skip                                                        \
+       fi;                                                                    \
+       printf("MODEL rank %d: loader leaves with its trainer\n", r)           \
+     };                                                                       \
+     goto ended
+#elif DEPART > 0
+#define OR_DEPART                                                             \
+  :: atomic {                                                                 \
+       LIVE && abort_key == 0 && ALL_DEPARTED ->                              \
+       loader_end[r] = DEPARTED;                                              \
+       printf("MODEL rank %d: loader ends, every rank departed\n", r)         \
+     };                                                                       \
+     goto ended
+#else
+#define OR_DEPART
 #endif
 
 /* Packer, aligner, coordinator and emitter of rank r. */
@@ -527,11 +569,13 @@ proctype Loader(byte r) {
         }
      OR_ABORT
      OR_CRASH
+     OR_DEPART
      fi;
      if
      :: atomic { LIVE && abort_key == 0 && planned == round + 1 -> steps = T; over = epoch_over }
      OR_ABORT
      OR_CRASH
+     OR_DEPART
      fi;
 #if VARIANT == 3
      if
@@ -547,6 +591,7 @@ proctype Loader(byte r) {
            step++
         OR_ABORT
         OR_CRASH
+        OR_DEPART
         fi
      :: else -> step = 0; break
      od;
@@ -566,6 +611,7 @@ proctype Loader(byte r) {
   :: atomic { LIVE && abort_key == 0 && nfull(batches) -> batches!END, 0 }
   OR_ABORT
   OR_CRASH
+  OR_DEPART
   fi;
   if
   :: atomic {
@@ -575,6 +621,7 @@ proctype Loader(byte r) {
      }
   OR_ABORT
   OR_CRASH
+  OR_DEPART
   fi;
   goto ended;
 crash:
@@ -599,7 +646,8 @@ proctype Trainer(byte r) {
 end_taking:
   do
   :: atomic {
-       LIVE && trainer_end[r] == RUNNING && FORALL(AT_STEP, steps_taken[r]) && nempty(batches) ->
+       LIVE && trainer_end[r] == RUNNING && (DEPART == 0 || steps_taken[r] < DEPART) &&
+       FORALL(AT_STEP, steps_taken[r]) && nempty(batches) ->
        batches?kind, mask;
        if
        :: kind == END -> finish[r] = true; printf("MODEL trainer %d: end of epoch\n", r)
@@ -619,7 +667,24 @@ end_taking:
      :: kind == END -> break
      :: else -> skip
      fi
-  od
+#if DEPART > 0
+  /* Every trainer stops after DEPART steps and departs: announces it, then waits until every
+   * rank has (its loader keeps taking part in rounds meanwhile). */
+  :: atomic {
+       LIVE && abort_key == 0 && trainer_end[r] == RUNNING && steps_taken[r] == DEPART ->
+       departed[r] = true;
+       printf("MODEL trainer %d departs after step %d\n", r, steps_taken[r])
+     };
+     break
+#endif
+  od;
+#if DEPART > 0
+end_departing:
+  atomic {
+    departed[r] && abort_key == 0 && trainer_end[r] == RUNNING && ALL_DEPARTED ->
+    trainer_end[r] = DEPARTED
+  }
+#endif
 }
 
 /* The control plane's failure detection: heartbeats stop (crash, hung process) or a deadline
