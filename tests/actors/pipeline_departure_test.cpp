@@ -36,25 +36,28 @@ struct Departing {
 
 struct Outcome {
   std::uint64_t taken = 0;
-  std::filesystem::path ledger;
+  std::string ledger_last_line;
   std::string error;  // of depart(), empty when it returned
   bool restart_refused = false;
 };
 
-std::vector<Outcome> run_departures(const PipelineConfig& config,
-                                    const std::vector<Departing>& ranks,
-                                    std::atomic<int>& hooks_called,
-                                    const std::filesystem::path& ledger_dir) {
+// Three ranks over 240 text records, each taking its number of batches and then departing.
+std::vector<Outcome> run_departures(const std::vector<Departing>& ranks,
+                                    std::atomic<int>& hooks_called) {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto file = dir.path() / "records.jsonl";
+  test::write_jsonl(file, test::text_records(240));
+  const auto config = departure_config(file);
   const auto group = InprocGroup::create(kWorld);
   std::vector<Outcome> outcomes(kWorld);
-  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
-    outcomes[rank].ledger = ledger_dir / ("ledger-" + std::to_string(rank) + ".jsonl");
   std::vector<std::thread> threads;
   for (std::uint32_t rank = 0; rank < kWorld; ++rank)
     threads.emplace_back([&, rank] {
       auto& outcome = outcomes[rank];
+      const auto ledger = dir.path() / ("ledger-" + std::to_string(rank) + ".jsonl");
       PipelineOptions options;
-      options.ledger = outcome.ledger;
+      options.ledger = ledger;
       options.on_abort = [&](const std::string&) { ++hooks_called; };
       try {
         Pipeline pipeline(config, DistEnv::inproc(group, rank, kWorld), options);
@@ -76,48 +79,37 @@ std::vector<Outcome> run_departures(const PipelineConfig& config,
       } catch (const std::exception& e) {
         outcome.error = std::string("outside depart(): ") + e.what();
       }
+      std::ifstream lines(ledger);
+      for (std::string line; std::getline(lines, line);) outcome.ledger_last_line = line;
     });
   for (auto& thread : threads) thread.join();
   return outcomes;
 }
 
 TEST_CASE("ranks departing at an agreed step leave without failing, a slow one included") {
-  test::require_dataset();
-  const test::TempDir dir;
-  const auto file = dir.path() / "records.jsonl";
-  test::write_jsonl(file, test::text_records(240));
   std::atomic<int> hooks_called{0};
   // Rank 2's trainer is slow: the others wait for it at the departure, their rounds ahead of it.
-  const auto outcomes = run_departures(departure_config(file),
-                                       {{6, std::chrono::milliseconds(0)},
+  const auto outcomes = run_departures({{6, std::chrono::milliseconds(0)},
                                         {6, std::chrono::milliseconds(0)},
                                         {6, std::chrono::milliseconds(150)}},
-                                       hooks_called, dir.path());
+                                       hooks_called);
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
     CHECK(outcomes[rank].taken == 6);
     CHECK_MESSAGE(outcomes[rank].error.empty(), outcomes[rank].error);
     CHECK(outcomes[rank].restart_refused);
     // The ledger ends with the departure, after every step the pipeline prepared.
-    std::ifstream ledger(outcomes[rank].ledger);
-    std::string line, last_line;
-    while (std::getline(ledger, line)) last_line = line;
-    CHECK(last_line == R"({"epoch":0,"kind":"departed","steps":6})");
+    CHECK(outcomes[rank].ledger_last_line == R"({"epoch":0,"kind":"departed","steps":6})");
   }
   CHECK(hooks_called == 0);
 }
 
 TEST_CASE("ranks departing at different steps fail, naming the steps, and call the hook") {
-  test::require_dataset();
-  const test::TempDir dir;
-  const auto file = dir.path() / "records.jsonl";
-  test::write_jsonl(file, test::text_records(240));
   std::atomic<int> hooks_called{0};
-  const auto outcomes = run_departures(departure_config(file),
-                                       {{3, std::chrono::milliseconds(0)},
+  const auto outcomes = run_departures({{3, std::chrono::milliseconds(0)},
                                         {5, std::chrono::milliseconds(0)},
                                         {5, std::chrono::milliseconds(0)}},
-                                       hooks_called, dir.path());
+                                       hooks_called);
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
     CHECK_MESSAGE(outcomes[rank].error.find("rank 0 departs at step 3 of epoch 0 but rank 1 at "
