@@ -104,6 +104,32 @@ TEST_CASE("four processes over Gloo emit what four in-process ranks emit") {
   CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
 }
 
+TEST_CASE("three processes stopping at max_steps depart together, and the audit accepts it") {
+  test::require_dataset();
+  const auto dir = fresh_dir("max_steps");
+  const auto config_file =
+      write_config(dir, mixed_records(300, 0), "[distributed]\nheartbeat_interval_ms = 200\n");
+  const auto launched =
+      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_CLI_PATH) +
+                    " run --no-progress --max-steps 7 " + test::shell_quoted(config_file) +
+                    " --ledger " + test::shell_quoted(dir / "l-{rank}.jsonl"));
+  REQUIRE_MESSAGE(launched.status == 0, launched.err);
+  std::string ledgers;
+  for (std::uint32_t rank = 0; rank < 3; ++rank) {
+    const auto ledger = dir / ("l-" + std::to_string(rank) + ".jsonl");
+    const auto text = test::read_file(ledger);
+    CHECK_MESSAGE(text.ends_with("{\"epoch\":0,\"kind\":\"departed\",\"steps\":7}\n"), text);
+    ledgers += " " + test::shell_quoted(ledger);
+  }
+  const auto audit =
+      test::run_cli("audit" + ledgers + " --config " + test::shell_quoted(config_file));
+  CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
+  CHECK_MESSAGE(audit.out.find("not reached (the ranks departed)") != std::string::npos, audit.out);
+  CHECK_MESSAGE(
+      audit.out.find("steps before the departure: rank 0 7 rank 1 7 rank 2 7") != std::string::npos,
+      audit.out);
+}
+
 // Three ranks started by a shell script, each with its own output files; `fault` is a shell
 // command run 3 s in, with $victim set to rank 1's pid, and `after_survivors` one run once ranks 0
 // and 2 have exited. Every rank's exit status and the milliseconds from the fault to its exit

@@ -65,6 +65,7 @@ struct RunArguments {
   std::string config;
   std::uint64_t epochs = 1;
   std::uint64_t first_epoch = 0;
+  std::uint64_t max_steps = 0;
   std::string ledger;
   std::string json;
   bool no_progress = false;
@@ -74,6 +75,7 @@ struct RunArguments {
     o.config = config;
     o.epochs = epochs;
     o.first_epoch = first_epoch;
+    if (max_steps > 0) o.max_steps = max_steps;
     if (!ledger.empty()) o.ledger = ledger;
     if (!json.empty()) o.json = json;
     o.progress = !no_progress;
@@ -87,6 +89,10 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
       ->required();
   run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(CLI::PositiveNumber);
   run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
+  run->add_option("--max-steps", arguments.max_steps,
+                  "Stop after this many steps in all, as a trainer's max_steps does: every rank "
+                  "departs there (Pipeline::depart)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--ledger", arguments.ledger,
                   "Write every emitted batch's sample ids and every rejection (JSON Lines); "
                   "{rank} in the path is replaced by the rank");

@@ -181,11 +181,16 @@ int run_pipeline_command(const RunOptions& options) {
   const auto start = Clock::now();
   const double cpu_start = process_cpu_seconds();
   try {
+    std::uint64_t steps = 0;
+    const auto at_max_steps = [&] { return options.max_steps && steps == *options.max_steps; };
     for (std::uint64_t e = options.first_epoch; e < options.first_epoch + options.epochs; ++e) {
       pipeline->start_epoch(e);
       std::optional<ProgressLine> progress;
       if (options.progress) progress.emplace(*pipeline, pipeline->shard_records());
-      while (pipeline->next_batch()) {
+      while (!at_max_steps() && pipeline->next_batch()) ++steps;
+      if (at_max_steps()) {
+        pipeline->depart();
+        break;
       }
     }
   } catch (const std::exception& e) {
