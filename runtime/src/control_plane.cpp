@@ -106,9 +106,11 @@ void ControlPlane::heartbeat_loop() {
       // A lost store (its host died) fails every rank: nothing can be coordinated any more. A
       // refused heartbeat would make this rank look dead to the others: say why instead.
       store_lost = e.kind() != StoreError::Kind::timeout;
-      if (store_lost) report("rank " + std::to_string(rank_) + ": " + store_failure(e));
+      // Once every rank departed the run is over: a store gone then is no failure of it.
+      if (store_lost && !departed_)
+        report("rank " + std::to_string(rank_) + ": " + store_failure(e));
     } catch (const std::exception& e) {
-      report("rank " + std::to_string(rank_) + ": heartbeat failed: " + e.what());
+      if (!departed_) report("rank " + std::to_string(rank_) + ": heartbeat failed: " + e.what());
     }
     lock.lock();
     if (store_lost) return;
@@ -162,7 +164,8 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
 
 std::vector<std::vector<std::byte>> ControlPlane::wait_live(
     Publish publish, const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
-    std::optional<Clock::time_point> deadline, const std::string& what, bool ends_with_run) {
+    std::optional<Clock::time_point> deadline, const std::string& what, PeerBeats& beats,
+    bool ends_with_run) {
   if (keys.empty()) {
     calls_.set(publish.key, publish.value);
     return {};
@@ -194,7 +197,7 @@ std::vector<std::vector<std::byte>> ControlPlane::wait_live(
     if (still_keys.empty()) continue;  // all there now: the next call returns at once
     missing_keys = std::move(still_keys);
     missing_ranks = std::move(still_ranks);
-    check_liveness(calls_, beats_, missing_ranks, "waiting for it to be " + what);
+    check_liveness(calls_, beats, missing_ranks, "waiting for it to be " + what);
     if (deadline && Clock::now() >= *deadline)
       throw CollectiveError(rank_names(missing_ranks) + " not " + what + " by the deadline");
   }
@@ -216,7 +219,7 @@ std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint
       }
     const auto values = wait_live(
         {ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks, deadline,
-        "ready for exchange " + std::to_string(sequence), /*ends_with_run=*/true);
+        "ready for exchange " + std::to_string(sequence), beats_, /*ends_with_run=*/true);
     std::vector<std::uint64_t> sizes(world_, size);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto text = store_text(values[i]);
@@ -246,7 +249,7 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
       }
     const std::string what = "at the end of epoch " + std::to_string(epoch);
     wait_live({epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1")}, keys, ranks,
-              deadline, what);
+              deadline, what, beats_);
     if (auto reason = abort_reason()) throw CollectiveError("aborted " + what + ": " + *reason);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
@@ -263,8 +266,9 @@ void ControlPlane::depart(const Departure& departure, Clock::time_point deadline
         keys.push_back(departure_key(r));
         ranks.push_back(r);
       }
-    const auto values = wait_live({departure_key(rank_), store_bytes(encode_departure(departure))},
-                                  keys, ranks, deadline, "departed at " + describe(departure));
+    const auto values =
+        wait_live({departure_key(rank_), store_bytes(encode_departure(departure))}, keys, ranks,
+                  deadline, "departed at " + describe(departure), departure_beats_);
     std::vector<Departure> all(world_, departure);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto text = store_text(values[i]);
@@ -292,7 +296,7 @@ void ControlPlane::finish(bool wait_for_all) {
         ranks.push_back(r);
       }
     wait_live({finished_key(rank_), store_bytes("1")}, keys, ranks,
-              Clock::now() + timing_.connect_timeout, "finished");
+              Clock::now() + timing_.connect_timeout, "finished", beats_);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }

@@ -151,7 +151,9 @@ class ProcessGroupCollective::Group {
     try {
       sizes = control_->ready(sequence, mine.size(), deadline);
     } catch (const CollectiveError& e) {
-      if (control_->departing()) throw ended(exchange + ": " + e.what());
+      // Only the run's end stops a readiness wait quietly: its key is set, and a peer that finds
+      // it may already be exchanging, so any other cause fails the run.
+      if (control_->departed()) throw ended(exchange + ": " + e.what());
       throw failure(e.what());
     }
     std::vector<std::vector<std::byte>> all;

@@ -149,7 +149,7 @@ TEST_CASE("golden bytes: a set frame is little-endian and length-prefixed") {
   const StoreMessage set{StoreOp::set, 0, {"k"}, {store_bytes("v1")}};
   const Bytes golden = {
       std::byte{0x1f}, std::byte{0},   std::byte{0}, std::byte{0},  // body length 31
-      std::byte{0x01}, std::byte{0},                                // version 1
+      std::byte{0x02}, std::byte{0},                                // version 2
       std::byte{0x02},                                              // op set
       std::byte{0},                                                 // reserved
       std::byte{0},    std::byte{0},   std::byte{0}, std::byte{0},  // number
@@ -304,9 +304,9 @@ TEST_CASE("a wrong version, reserved byte or trailing bytes are rejected") {
   REQUIRE(decode_error(raw.bytes()).empty());
 
   RawBody wrong_version = raw;
-  wrong_version.version = 2;
+  wrong_version.version = 1;  // before set_and_wait replied with the awaited values
   CHECK(decode_error(wrong_version.bytes()) ==
-        "unsupported version 2, expected 1 (at body offset 0)");
+        "unsupported version 1, expected 2 (at body offset 0)");
   RawBody wrong_reserved = raw;
   wrong_reserved.reserved = 1;
   CHECK(decode_error(wrong_reserved.bytes()) ==

@@ -246,15 +246,28 @@ TEST_CASE("audit passes ranks that departed at one step: steps prepared after it
                          header(1, 2) + step(0, {3, 5}) + rejected(4) + step(1, {2}) + departed(1),
                          "--json " + shell_quoted(report));
   CHECK_MESSAGE(run.status == 0, run.out, run.err);
-  CHECK_MESSAGE(run.out.find("6 ids expected, 4 emitted, 1 rejected, 1 not reached (the ranks "
-                             "departed)") != std::string::npos,
-                run.out);
+  CHECK_MESSAGE(
+      run.out.find("6 ids expected, 4 emitted, 1 rejected (corrupt 1), 1 not reached (the ranks "
+                   "departed)") != std::string::npos,
+      run.out);
   CHECK(run.out.find("steps before the departure: rank 0 1 rank 1 1") != std::string::npos);
   const json epoch = json::parse(read_file(report))["epochs"][0];
   CHECK(epoch["departed"] == true);
   CHECK(epoch["not_reached"] == 1);
   CHECK(epoch["ranks"][1]["steps"] == 1);
   CHECK(epoch["ranks"][1]["steps_listed"] == 2);
+}
+
+TEST_CASE("audit passes ranks that departed at the epoch's last step, after an end line or not") {
+  const auto run = audit(clean_rank0() + departed(2),
+                         header(1, 2) + step(0, {3, 5}) + rejected(4) + step(1, {}) + departed(2));
+  CHECK_MESSAGE(run.status == 0, run.out, run.err);
+  CHECK_MESSAGE(run.out.find("6 ids expected, 5 emitted, 1 rejected (corrupt 1), 0 not reached") !=
+                    std::string::npos,
+                run.out);
+  // A departure after the end line with other steps is a line too many.
+  check_problem(audit(clean_rank0() + departed(1), clean_rank1()), "after_end",
+                "r0.jsonl:5: a departed line after the epoch's end line");
 }
 
 TEST_CASE("audit fails ranks that departed at different steps, or one that departed alone") {

@@ -68,6 +68,7 @@ class ControlPlane {
   // fail at once and the abort key is no longer watched.
   void depart(const Departure& departure, Clock::time_point deadline);
   bool departing() const { return departing_; }
+  bool departed() const { return departed_; }
 
   // Says this rank is finished. With `wait_for_all` (the store's host, before it stops serving),
   // then waits until every rank is, liveness-checked like ready().
@@ -96,14 +97,14 @@ class ControlPlane {
   void heartbeat_loop();
   // Sets `publish`'s key, then waits until every key is set, checking the abort key and the
   // liveness of the ranks whose keys are missing between short waits. `what` says what the keys
-  // mean, for the errors.
+  // mean, for the errors; `beats` is the waiting thread's own view of the peers' heartbeats.
   // Returns the values of `keys`, in order. An exchange's readiness (`ends_with_run`) also ends
   // when every rank has departed.
   std::vector<std::vector<std::byte>> wait_live(Publish publish,
                                                 const std::vector<std::string>& keys,
                                                 const std::vector<std::uint32_t>& ranks,
                                                 std::optional<Clock::time_point> deadline,
-                                                const std::string& what,
+                                                const std::string& what, PeerBeats& beats,
                                                 bool ends_with_run = false);
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
@@ -119,8 +120,9 @@ class ControlPlane {
   AbortHandler on_abort_;
   std::string store_host_;
   std::vector<std::uint32_t> peers_;
-  PeerBeats beats_;          // the calling thread's
-  PeerBeats watched_beats_;  // the heartbeat thread's
+  PeerBeats beats_;            // the round's thread's (readiness, barriers)
+  PeerBeats departure_beats_;  // the departing trainer's, which waits beside the readiness
+  PeerBeats watched_beats_;    // the heartbeat thread's
   std::atomic<bool> watching_{false};
   std::atomic<bool> departing_{false};  // this rank announced its departure
   std::atomic<bool> departed_{false};   // every rank announced the same one

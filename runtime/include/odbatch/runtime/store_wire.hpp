@@ -13,7 +13,7 @@
 
 namespace odbatch {
 
-inline constexpr std::uint16_t kStoreWireVersion = 1;
+inline constexpr std::uint16_t kStoreWireVersion = 2;
 // The length prefix in front of every body.
 inline constexpr std::size_t kStoreLengthPrefixBytes = 4;
 // version u16, op u8, reserved u8, number i64, key count u32, value count u32.
@@ -34,7 +34,7 @@ enum class StoreOp : std::uint8_t {
   erase_prefix = 9,     // key: the prefix
   set_and_wait = 10,    // keys: the one to set, then those to wait for; value; number: timeout
   // Replies.
-  ok = 128,         // number and up to one value, as the request's op defines
+  ok = 128,         // number and values, as the request's op defines
   timed_out = 129,  // keys: those still missing
   failed = 130,     // value: why, as text; number: 1 when the server closes the connection after it
 };
