@@ -12,6 +12,7 @@
 
 #include "gloo_rendezvous_store.hpp"
 #include "odbatch/core/rank_names.hpp"
+#include "odbatch/runtime/store.hpp"
 
 namespace odbatch {
 namespace {
@@ -46,8 +47,11 @@ class GlooCollective::Mesh {
       auto device = gloo::transport::tcp::CreateDevice(attr);
       context_ = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
                                                              static_cast<int>(world_size));
-      context_->setTimeout(options.connect_timeout);
+      // Gloo waits five times its timeout for a pair's first connection.
+      context_->setTimeout(std::max(std::chrono::milliseconds(1), options.connect_timeout / 5));
       context_->connectFullMesh(store, device);
+    } catch (const StoreError&) {
+      throw;  // the rendezvous store failed: the caller knows who hosts it
     } catch (const std::exception& e) {
       throw CollectiveError("rank " + std::to_string(rank) + ": cannot join the Gloo mesh of " +
                             std::to_string(world_size) + " ranks at " + options.hostname + ": " +

@@ -1,5 +1,6 @@
 #include "gloo_rendezvous_store.hpp"
 
+#include <algorithm>
 #include <span>
 
 namespace odbatch {
@@ -20,7 +21,9 @@ void GlooRendezvousStore::wait(const std::vector<std::string>& keys) {
 
 void GlooRendezvousStore::wait(const std::vector<std::string>& keys,
                                const std::chrono::milliseconds& timeout) {
-  store_.wait(keys, timeout);
+  // Gloo passes its context's timeout, a fifth of the mesh's (see GlooCollective): the peers'
+  // addresses may take the whole of it.
+  store_.wait(keys, std::max(timeout, default_timeout_));
 }
 
 }  // namespace odbatch

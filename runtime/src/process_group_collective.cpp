@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <climits>
@@ -103,8 +104,11 @@ class ProcessGroupCollective::Group {
       beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *beats_client_));
       gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
 
+      join_barrier();
       GlooOptions gloo;
-      gloo.connect_timeout = options_.timing.connect_timeout;
+      // Every rank has arrived: building the mesh is connection setup only, and a peer that
+      // dies meanwhile must fail it as promptly as a dead peer fails a round.
+      gloo.connect_timeout = std::max(options_.timing.peer_timeout, options_.timing.store_timeout);
       gloo.close_on_failure = false;  // failure() writes the abort key first, then closes
       gloo.hostname = options_.gloo_hostname;
       if (gloo.hostname.empty())
@@ -115,10 +119,50 @@ class ProcessGroupCollective::Group {
           *calls_, *beats_, rank_, world_, options_.timing,
           [this](const std::string& reason) { stop_exchanges(reason); },
           options_.store_address.empty() ? "rank 0" : "the standalone store");
+    } catch (const StoreError& e) {
+      // The store's host died, stopped or became unreachable while the ranks were joining.
+      throw CollectiveError(who + ": " + lost_store_while_joining(e.what()));
     } catch (const CollectiveError& e) {
+      // A mesh that cannot be built because the store's host died (its Gloo pairs with it) is
+      // named by that.
+      if (calls_ && !store_answers())
+        throw CollectiveError(who + ": " + lost_store_while_joining(e.what()));
       throw CollectiveError(who + ": " + e.what());
     } catch (const std::exception& e) {
       throw CollectiveError(who + ": cannot join the group: " + e.what());
+    }
+  }
+
+  std::string lost_store_while_joining(const std::string& why) const {
+    const std::string host = options_.store_address.empty() ? "rank 0" : "the standalone store";
+    return "cannot join the group before round 0: lost the store (" + host +
+           " is dead or unreachable): " + why;
+  }
+
+  bool store_answers() {
+    try {
+      calls_->check({"joined/" + std::to_string(rank_)});
+      return true;
+    } catch (const StoreError&) {
+      return false;
+    }
+  }
+
+  // Waits until every rank has connected to the store (at most connect_timeout: ranks start at
+  // different times). A lost store fails it at once, naming its host.
+  void join_barrier() {
+    std::vector<std::string> others;
+    for (std::uint32_t r = 0; r < world_; ++r)
+      if (r != rank_) others.push_back("joined/" + std::to_string(r));
+    if (others.empty()) return;
+    try {
+      calls_->set_and_wait("joined/" + std::to_string(rank_), store_bytes("1"), others,
+                           options_.timing.connect_timeout);
+    } catch (const StoreError& e) {
+      if (e.kind() != StoreError::Kind::timeout) throw;
+      throw CollectiveError("not every rank joined within connect_timeout_ms (" +
+                            std::to_string(options_.timing.connect_timeout.count()) +
+                            " ms): " + e.what());
     }
   }
 

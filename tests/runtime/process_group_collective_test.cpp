@@ -231,6 +231,37 @@ TEST_CASE("a rank that does not depart is named when the others' deadline passes
   leave_group(group);
 }
 
+TEST_CASE("ranks joining when the store goes away fail promptly, naming it, before round 0") {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  TcpStoreServerOptions server_options;
+  server_options.port = port;
+  auto server = std::make_unique<TcpStoreServer>(server_options);
+  // Ranks 0 and 1 of 3 join and wait for rank 2, which never comes; then the store goes.
+  std::vector<std::future<std::string>> joining;
+  for (std::uint32_t r = 0; r < 2; ++r)
+    joining.push_back(std::async(std::launch::async, [=] {
+      auto options = loopback_options();
+      options.store_address = "127.0.0.1:" + std::to_string(port);
+      try {
+        ProcessGroupCollective member(rank_env(r, 3, 1), options);
+      } catch (const CollectiveError& e) {
+        return std::string(e.what());
+      }
+      return std::string("joined");
+    }));
+  std::this_thread::sleep_for(300ms);
+  const auto start = Clock::now();
+  server.reset();
+  for (auto& j : joining) {
+    const auto error = j.get();
+    CHECK_MESSAGE(contains(error,
+                           "cannot join the group before round 0: lost the store (the "
+                           "standalone store is dead or unreachable)"),
+                  error);
+  }
+  CHECK(Clock::now() - start < kBound);
+}
+
 TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name one") {
   const std::uint16_t port = free_tcp_port("127.0.0.1");
   TcpStoreServerOptions server_options;
