@@ -117,6 +117,13 @@ void ControlPlane::heartbeat_loop() {
   }
 }
 
+std::vector<std::string> ControlPlane::peer_keys(
+    const std::function<std::string(std::uint32_t)>& key_of) const {
+  std::vector<std::string> keys;
+  for (const auto r : peers_) keys.push_back(key_of(r));
+  return keys;
+}
+
 std::string ControlPlane::store_failure(const StoreError& e) const {
   if (e.kind() != StoreError::Kind::connection) return e.what();
   return "lost the store (" + store_host_ + " is dead or unreachable): " + e.what();
@@ -163,7 +170,7 @@ void ControlPlane::check_liveness(Store& store, PeerBeats& beats,
 }
 
 std::vector<std::vector<std::byte>> ControlPlane::wait_live(
-    Publish publish, const std::vector<std::string>& keys, const std::vector<std::uint32_t>& ranks,
+    Publish publish, const std::vector<std::string>& keys,
     std::optional<Clock::time_point> deadline, const std::string& what, PeerBeats& beats,
     bool ends_with_run) {
   if (keys.empty()) {
@@ -171,7 +178,7 @@ std::vector<std::vector<std::byte>> ControlPlane::wait_live(
     return {};
   }
   std::vector<std::string> missing_keys = keys;
-  std::vector<std::uint32_t> missing_ranks = ranks;
+  std::vector<std::uint32_t> missing_ranks = peers_;
   while (true) {
     auto slice = timing_.heartbeat_interval;
     if (deadline)
@@ -210,23 +217,17 @@ std::vector<std::uint64_t> ControlPlane::ready(std::uint64_t sequence, std::uint
     // has completed: the block can go.
     if (rank_ == 0 && sequence % kReadyBlock == 0 && sequence > 0)
       calls_.erase_prefix(ready_block(sequence / kReadyBlock - 1));
-    std::vector<std::string> keys;
-    std::vector<std::uint32_t> ranks;
-    for (std::uint32_t r = 0; r < world_; ++r)
-      if (r != rank_) {
-        keys.push_back(ready_key(sequence, r));
-        ranks.push_back(r);
-      }
-    const auto values = wait_live(
-        {ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, ranks, deadline,
-        "ready for exchange " + std::to_string(sequence), beats_, /*ends_with_run=*/true);
+    const auto keys = peer_keys([&](std::uint32_t r) { return ready_key(sequence, r); });
+    const auto values =
+        wait_live({ready_key(sequence, rank_), store_bytes(std::to_string(size))}, keys, deadline,
+                  "ready for exchange " + std::to_string(sequence), beats_, /*ends_with_run=*/true);
     std::vector<std::uint64_t> sizes(world_, size);
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
+    for (std::size_t i = 0; i < peers_.size(); ++i) {
       const auto text = store_text(values[i]);
       const auto [end, error] =
-          std::from_chars(text.data(), text.data() + text.size(), sizes[ranks[i]]);
+          std::from_chars(text.data(), text.data() + text.size(), sizes[peers_[i]]);
       if (text.empty() || error != std::errc{} || end != text.data() + text.size())
-        throw CollectiveError("rank " + std::to_string(ranks[i]) + "'s readiness for exchange " +
+        throw CollectiveError("rank " + std::to_string(peers_[i]) + "'s readiness for exchange " +
                               std::to_string(sequence) + " is malformed: '" + text + "'");
     }
     return sizes;
@@ -240,16 +241,11 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
     // A rank at this barrier has seen every rank pass the previous one (the epoch's rounds
     // needed them all): its keys can go.
     if (rank_ == 0 && epoch > 0) calls_.erase_prefix(epoch_done_block(epoch - 1));
-    std::vector<std::string> keys;
-    std::vector<std::uint32_t> ranks;
-    for (std::uint32_t r = 0; r < world_; ++r)
-      if (r != rank_) {
-        keys.push_back(epoch_done_block(epoch) + std::to_string(r));
-        ranks.push_back(r);
-      }
+    const auto keys =
+        peer_keys([&](std::uint32_t r) { return epoch_done_block(epoch) + std::to_string(r); });
     const std::string what = "at the end of epoch " + std::to_string(epoch);
-    wait_live({epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1")}, keys, ranks,
-              deadline, what, beats_);
+    wait_live({epoch_done_block(epoch) + std::to_string(rank_), store_bytes("1")}, keys, deadline,
+              what, beats_);
     if (auto reason = abort_reason()) throw CollectiveError("aborted " + what + ": " + *reason);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
@@ -259,24 +255,18 @@ void ControlPlane::finish_epoch(std::uint64_t epoch, Clock::time_point deadline)
 void ControlPlane::depart(const Departure& departure, Clock::time_point deadline) {
   departing_ = true;
   try {
-    std::vector<std::string> keys;
-    std::vector<std::uint32_t> ranks;
-    for (std::uint32_t r = 0; r < world_; ++r)
-      if (r != rank_) {
-        keys.push_back(departure_key(r));
-        ranks.push_back(r);
-      }
+    const auto keys = peer_keys([&](std::uint32_t r) { return departure_key(r); });
     const auto values =
-        wait_live({departure_key(rank_), store_bytes(encode_departure(departure))}, keys, ranks,
-                  deadline, "departed at " + describe(departure), departure_beats_);
+        wait_live({departure_key(rank_), store_bytes(encode_departure(departure))}, keys, deadline,
+                  "departed at " + describe(departure), departure_beats_);
     std::vector<Departure> all(world_, departure);
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
+    for (std::size_t i = 0; i < peers_.size(); ++i) {
       const auto text = store_text(values[i]);
       const auto decoded = decode_departure(text);
       if (!decoded)
-        throw CollectiveError("rank " + std::to_string(ranks[i]) + "'s departure is malformed: '" +
+        throw CollectiveError("rank " + std::to_string(peers_[i]) + "'s departure is malformed: '" +
                               text + "'");
-      all[ranks[i]] = *decoded;
+      all[peers_[i]] = *decoded;
     }
     if (auto disagreement = departure_disagreement(all)) throw CollectiveError(*disagreement);
   } catch (const StoreError& e) {
@@ -288,15 +278,9 @@ void ControlPlane::depart(const Departure& departure, Clock::time_point deadline
 void ControlPlane::finish(bool wait_for_all) {
   try {
     if (!wait_for_all) return calls_.set(finished_key(rank_), store_bytes("1"));
-    std::vector<std::string> keys;
-    std::vector<std::uint32_t> ranks;
-    for (std::uint32_t r = 0; r < world_; ++r)
-      if (r != rank_) {
-        keys.push_back(finished_key(r));
-        ranks.push_back(r);
-      }
-    wait_live({finished_key(rank_), store_bytes("1")}, keys, ranks,
-              Clock::now() + timing_.connect_timeout, "finished", beats_);
+    const auto keys = peer_keys([&](std::uint32_t r) { return finished_key(r); });
+    wait_live({finished_key(rank_), store_bytes("1")}, keys, Clock::now() + timing_.connect_timeout,
+              "finished", beats_);
   } catch (const StoreError& e) {
     throw CollectiveError(store_failure(e));
   }

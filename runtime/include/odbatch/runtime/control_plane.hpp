@@ -95,17 +95,18 @@ class ControlPlane {
   };
 
   void heartbeat_loop();
-  // Sets `publish`'s key, then waits until every key is set, checking the abort key and the
-  // liveness of the ranks whose keys are missing between short waits. `what` says what the keys
-  // mean, for the errors; `beats` is the waiting thread's own view of the peers' heartbeats.
-  // Returns the values of `keys`, in order. An exchange's readiness (`ends_with_run`) also ends
-  // when every rank has departed.
+  // Sets `publish`'s key, then waits until every key is set (`keys`: one per peer, in peers_'s
+  // order), checking the abort key and the liveness of the peers whose keys are missing between
+  // short waits. `what` says what the keys mean, for the errors; `beats` is the waiting thread's
+  // own view of the peers' heartbeats. Returns the values of `keys`, in order. An exchange's
+  // readiness (`ends_with_run`) also ends when every rank has departed.
   std::vector<std::vector<std::byte>> wait_live(Publish publish,
                                                 const std::vector<std::string>& keys,
-                                                const std::vector<std::uint32_t>& ranks,
                                                 std::optional<Clock::time_point> deadline,
                                                 const std::string& what, PeerBeats& beats,
                                                 bool ends_with_run = false);
+  // Each peer's key, in peers_'s order.
+  std::vector<std::string> peer_keys(const std::function<std::string(std::uint32_t)>& key_of) const;
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.
