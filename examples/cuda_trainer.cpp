@@ -220,7 +220,7 @@ int train(const Options& options, int gpus) {
     pipeline.start_epoch(0);
     auto batch = pipeline.next_batch();
     if (batch) stager.stage(batch);
-    while (batch && !(options.max_steps && steps == *options.max_steps)) {
+    while (batch) {
       const odbatch::DeviceBatch& staged = stager.wait(compute.get());
       const auto& info = staged.step_info;
       model.step(staged, info.idle ? 0.0 : info.loss_scale);
@@ -239,6 +239,8 @@ int train(const Options& options, int gpus) {
                   << '\n';
       }
       stager.release(staged, compute.get());
+      // Not one batch more than the steps run, so that departing accounts for exactly those.
+      if (options.max_steps && steps == *options.max_steps) break;
       // Taken and staged while the step above runs on the GPU.
       batch = pipeline.next_batch();
       if (batch) stager.stage(batch);
