@@ -122,19 +122,20 @@ void CudaStager::stage(const Batch& batch) {
     check_cuda_call(cudaEventSynchronize(slot.copied), "cudaEventSynchronize (previous copy)");
     slot.pinned.reset();
   }
-  PinnedBuffer pinned = s.pool.acquire(layout.total_bytes);
-  write_batch_block(batch, layout, pinned.data());
+  // Held by the slot before the copy is issued, so that no failure below returns it to the pool
+  // while the copy may still read it.
+  slot.pinned = s.pool.acquire(layout.total_bytes);
+  write_batch_block(batch, layout, slot.pinned.data());
 
   if (layout.total_bytes > slot.device_capacity) s.grow(slot, layout.total_bytes);
   // The trainer's work on the slot's previous batch comes first, on the device.
   check_cuda_call(cudaStreamWaitEvent(s.copy_stream, slot.released, 0),
                   "cudaStreamWaitEvent (copy stream on slot release)");
   if (layout.total_bytes > 0)
-    check_cuda_call(cudaMemcpyAsync(slot.device_block, pinned.data(), layout.total_bytes,
+    check_cuda_call(cudaMemcpyAsync(slot.device_block, slot.pinned.data(), layout.total_bytes,
                                     cudaMemcpyHostToDevice, s.copy_stream),
                     "cudaMemcpyAsync (batch to device)");
   check_cuda_call(cudaEventRecord(slot.copied, s.copy_stream), "cudaEventRecord (copied)");
-  slot.pinned = std::move(pinned);
   describe_device_batch(batch, layout, slot.device_block, slot.batch);
   slot.state = SlotState::staged;
   s.staged_order.push_back(index);
