@@ -1,3 +1,4 @@
+#include <chrono>
 #include <optional>
 
 #include "odbatch/runtime/round_coordinator.hpp"
@@ -20,8 +21,12 @@ caf::behavior coordinator_behavior(caf::stateful_actor<CoordinatorState>* self,
   return {
       [=](propose_atom, const ProposalPtr& proposal) -> RoundPlanPtr {
         auto& s = self->state;
-        StageTimer timer(s.context->stats().coordinator);
-        return std::make_shared<const RoundPlan>(s.rounds->run_round(*proposal));
+        auto& stats = s.context->stats();
+        StageTimer timer(stats.coordinator);
+        const auto round_start = std::chrono::steady_clock::now();
+        auto plan = std::make_shared<const RoundPlan>(s.rounds->run_round(*proposal));
+        stats.round_latency.record(std::chrono::steady_clock::now() - round_start);
+        return plan;
       },
   };
 }

@@ -8,6 +8,9 @@
 #include "joiner.hpp"
 #include "odbatch/core/departure.hpp"
 #include "odbatch/runtime/jsonl_index.hpp"
+#include "odbatch/runtime/metrics_json.hpp"
+#include "odbatch/runtime/metrics_prometheus.hpp"
+#include "odbatch/runtime/metrics_server.hpp"
 #include "reader.hpp"
 #include "round_actors.hpp"
 #include "workers.hpp"
@@ -28,8 +31,10 @@ struct Pipeline::Impl {
   std::unique_ptr<LedgerWriter> ledger;
   std::unique_ptr<FlightRecorder> recorder;  // across epochs; none when configured off
   std::unique_ptr<actors::AbortHook> abort_hook;
+  std::unique_ptr<MetricsServer> metrics;  // none when configured off
 
   std::unique_ptr<Collective> make_collective();
+  void start_metrics();
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
@@ -57,6 +62,16 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
   return resources;
 }
 
+// [metrics].port, moved up by the local rank so that the ranks of one machine do not collide.
+std::uint16_t metrics_port_of(const MetricsConfig& metrics, const DistEnv& dist) {
+  if (metrics.port == 0) return 0;
+  const std::uint64_t port = std::uint64_t{metrics.port} + dist.local_rank;
+  if (port > 65535)
+    throw std::invalid_argument("metrics.port " + std::to_string(metrics.port) + " + LOCAL_RANK " +
+                                std::to_string(dist.local_rank) + " is above 65535");
+  return static_cast<std::uint16_t>(port);
+}
+
 std::uint32_t scheduler_threads(const FlowConfig& flow) {
   if (flow.scheduler_threads > 0) return flow.scheduler_threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -64,8 +79,19 @@ std::uint32_t scheduler_threads(const FlowConfig& flow) {
 
 }  // namespace
 
+void Pipeline::Impl::start_metrics() {
+  const auto& config = resources->config.metrics;
+  if (!config.enabled) return;
+  MetricsServerOptions options;
+  options.address = config.address;
+  options.port = metrics_port_of(config, dist);
+  metrics = std::make_unique<MetricsServer>(
+      options, [counters = stats.get()] { return prometheus_text(counters->snapshot()); });
+}
+
 void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
+  stats->batch_queue.capacity.store(queue->capacity(), std::memory_order_relaxed);
   epoch = std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(),
                                          *collective, recorder.get(), abort_hook.get());
   if (ledger) {
@@ -114,6 +140,8 @@ void Pipeline::Impl::end_current_epoch() {
   caf::scoped_actor waiter{*system};
   waiter->wait_for(epoch->wiring().all());
   epoch.reset();
+  // Whatever the epoch's queue still held is dropped with it.
+  stats->batch_queue.depth.store(0, std::memory_order_relaxed);
 }
 
 Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
@@ -129,9 +157,11 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
   impl_->system_config->set("scheduler.max-threads",
                             scheduler_threads(impl_->resources->config.flow));
   impl_->system = std::make_unique<caf::actor_system>(*impl_->system_config);
+  impl_->start_metrics();
 }
 
 Pipeline::~Pipeline() {
+  impl_->metrics.reset();
   impl_->end_current_epoch();
   // ~actor_system waits for every actor, all of which were told to stop.
   impl_->system.reset();
@@ -151,6 +181,7 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
     impl_->collective = impl_->make_collective();
   }
   impl_->end_current_epoch();
+  impl_->stats->mark_started();
   impl_->spawn_epoch(epoch);
 }
 
@@ -174,6 +205,7 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
     return nullptr;
   }
   ++impl_->batches_taken;
+  impl_->stats->batch_queue.depth.fetch_sub(1, std::memory_order_relaxed);
   return std::move(*batch);
 }
 
@@ -215,6 +247,12 @@ void Pipeline::abort(const std::string& reason) {
 
 StatsSnapshot Pipeline::stats() const {
   return impl_->stats->snapshot();
+}
+std::string Pipeline::stats_json() const {
+  return odbatch::stats_json(stats());
+}
+std::uint16_t Pipeline::metrics_port() const {
+  return impl_->metrics ? impl_->metrics->port() : 0;
 }
 const PipelineConfig& Pipeline::config() const {
   return impl_->resources->config;

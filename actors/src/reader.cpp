@@ -1,6 +1,8 @@
 #include "reader.hpp"
 
+#include <chrono>
 #include <deque>
+#include <optional>
 
 #include "odbatch/runtime/conversation_parser.hpp"
 #include "odbatch/runtime/image_file.hpp"
@@ -12,7 +14,10 @@ namespace odbatch::actors {
 struct ReaderState {
   EpochContextPtr context;
   std::uint64_t next_seq = 0;
+  std::uint32_t capacity = 0;  // credits when nothing is in flight
   std::uint32_t credits = 0;
+  // Since when the reader has had records left but no credit: it waits on the joiner.
+  std::optional<std::chrono::steady_clock::time_point> starved_since;
   bool reading = false;
   std::deque<TextTaskPtr> text_tasks;
   std::deque<ImageTaskPtr> image_tasks;
@@ -100,6 +105,24 @@ void dispatch(caf::stateful_actor<ReaderState>* self) {
   }
 }
 
+// Publishes the credits in use as the depth of the reader-to-joiner edge, and accounts the time
+// spent without credit as the reader's blocked time.
+void credits_changed(ReaderState& s) {
+  auto& stats = s.context->stats();
+  stats.reader_in_flight.depth.store(s.capacity - s.credits, std::memory_order_relaxed);
+  const bool starved = s.credits == 0 && s.next_seq < s.context->shard().size();
+  if (starved && !s.starved_since) {
+    s.starved_since = std::chrono::steady_clock::now();
+  } else if (!starved && s.starved_since) {
+    stats.reader.blocked_ns.fetch_add(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - *s.starved_since)
+                                       .count()),
+        std::memory_order_relaxed);
+    s.starved_since.reset();
+  }
+}
+
 bool can_read(const ReaderState& s) {
   return s.credits > 0 && s.next_seq < s.context->shard().size() && !s.context->failed();
 }
@@ -117,8 +140,11 @@ void keep_reading(caf::stateful_actor<ReaderState>* self) {
 caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochContextPtr context) {
   report_exceptions_to(self, context, "reader");
   self->state.context = context;
-  self->state.credits =
+  self->state.capacity =
       context->config().flow.reader_capacity + effective_lookahead(context->config());
+  self->state.credits = self->state.capacity;
+  context->stats().reader_in_flight.capacity.store(self->state.capacity, std::memory_order_relaxed);
+  credits_changed(self->state);
   self->state.header_reader = JpegDecoder(context->config().images.decoder_limits);
   return {
       [=](read_atom) {
@@ -140,6 +166,7 @@ caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochConte
           }
           self->send(joiner, SampleStartPtr(std::move(start)));
         }
+        credits_changed(s);
         dispatch(self);
         keep_reading(self);
       },
@@ -155,6 +182,7 @@ caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochConte
       },
       [=](credit_atom, std::uint32_t returned) {
         self->state.credits += returned;
+        credits_changed(self->state);
         keep_reading(self);
       },
   };

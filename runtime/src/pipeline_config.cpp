@@ -1,5 +1,9 @@
 #include "odbatch/runtime/pipeline_config.hpp"
 
+#include <arpa/inet.h>
+
+#include <array>
+
 namespace odbatch {
 namespace {
 
@@ -11,6 +15,12 @@ void validate_in(const Sub& sub, const std::string& table) {
   } catch (const ConfigError& e) {
     throw ConfigError(table + "." + e.field(), std::string(e.what()).substr(e.field().size() + 2));
   }
+}
+
+bool is_ip_address(const std::string& text) {
+  std::array<unsigned char, 16> bytes{};
+  return inet_pton(AF_INET, text.c_str(), bytes.data()) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), bytes.data()) == 1;
 }
 
 }  // namespace
@@ -49,6 +59,9 @@ void validate(const PipelineConfig& c) {
   validate_in(c.images.geometry, "images");
   validate_in(c.images.decoder_limits, "images");
   validate_in(c.images.file_limits, "images");
+  if (!is_ip_address(c.metrics.address))
+    throw ConfigError("metrics.address",
+                      "expected a numeric IPv4 or IPv6 address, got \"" + c.metrics.address + "\"");
 }
 
 }  // namespace odbatch

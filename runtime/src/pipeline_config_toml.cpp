@@ -223,6 +223,14 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
          c.distributed.flight_recorder_dir = resolved(base_dir, text(n));
        }},
   };
+  tables["metrics"] = {
+      {"enabled", [](const toml::node& n, PipelineConfig& c) { c.metrics.enabled = boolean(n); }},
+      {"address", [](const toml::node& n, PipelineConfig& c) { c.metrics.address = text(n); }},
+      {"port",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.metrics.port = static_cast<std::uint16_t>(integer(n, 0, 65535));
+       }},
+  };
   return tables;
 }
 
@@ -240,7 +248,7 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
     if (setters == tables.end())
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
                             "unknown table (expected source, tokenizer, images, batching, "
-                            "pipeline or distributed)");
+                            "pipeline, distributed or metrics)");
     const auto* table = node.as_table();
     if (!table)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),

@@ -1,5 +1,6 @@
 #include "odbatch/runtime/pipeline_stats.hpp"
 
+#include <algorithm>
 #include <ctime>
 
 namespace odbatch {
@@ -11,6 +12,19 @@ StageSnapshot snapshot_of(const StageCounters& c) {
           static_cast<double>(c.blocked_ns.load(std::memory_order_relaxed)) * 1e-9};
 }
 
+QueueSnapshot snapshot_of(const QueueGauge& q) {
+  const std::uint64_t capacity = q.capacity.load(std::memory_order_relaxed);
+  const std::int64_t depth = q.depth.load(std::memory_order_relaxed);
+  return {std::min(static_cast<std::uint64_t>(std::max<std::int64_t>(depth, 0)), capacity),
+          capacity};
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 std::uint64_t thread_cpu_ns() {
@@ -18,6 +32,28 @@ std::uint64_t thread_cpu_ns() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
          static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::array<std::pair<std::string_view, const StageSnapshot*>, 8> StatsSnapshot::named_stages()
+    const {
+  return {{{"reader", &reader},
+           {"tokenizer", &tokenizer},
+           {"image_decoder", &image_decoder},
+           {"joiner", &joiner},
+           {"packer", &packer},
+           {"aligner", &aligner},
+           {"coordinator", &coordinator},
+           {"emitter", &emitter}}};
+}
+
+std::array<std::pair<std::string_view, const QueueSnapshot*>, 2> StatsSnapshot::named_queues()
+    const {
+  return {{{"reader_in_flight", &reader_in_flight}, {"batch_queue", &batch_queue}}};
+}
+
+void PipelineStats::mark_started() {
+  std::int64_t unset = 0;
+  started_ns_.compare_exchange_strong(unset, std::max<std::int64_t>(steady_ns(), 1));
 }
 
 StatsSnapshot PipelineStats::snapshot() const {
@@ -44,6 +80,11 @@ StatsSnapshot PipelineStats::snapshot() const {
   s.aligner = snapshot_of(aligner);
   s.coordinator = snapshot_of(coordinator);
   s.emitter = snapshot_of(emitter);
+  s.reader_in_flight = snapshot_of(reader_in_flight);
+  s.batch_queue = snapshot_of(batch_queue);
+  s.round_latency = round_latency.snapshot();
+  if (const auto started = started_ns_.load(); started != 0)
+    s.wall_seconds = static_cast<double>(steady_ns() - started) * 1e-9;
   return s;
 }
 

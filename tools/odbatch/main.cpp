@@ -68,6 +68,7 @@ struct RunArguments {
   std::uint64_t max_steps = 0;
   std::string ledger;
   std::string json;
+  std::string stats_json;
   bool no_progress = false;
 
   odbatch::cli::RunOptions options() const {
@@ -78,6 +79,7 @@ struct RunArguments {
     if (max_steps > 0) o.max_steps = max_steps;
     if (!ledger.empty()) o.ledger = ledger;
     if (!json.empty()) o.json = json;
+    if (!stats_json.empty()) o.stats_json = stats_json;
     o.progress = !no_progress;
     return o;
   }
@@ -98,6 +100,9 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
                   "{rank} in the path is replaced by the rank");
   run->add_option("--json", arguments.json,
                   "Write the summary as JSON; {rank} in the path is replaced by the rank");
+  run->add_option("--stats-json", arguments.stats_json,
+                  "Write the pipeline's stats at the end as Pipeline::stats_json() gives them "
+                  "(docs/metrics.md); {rank} in the path is replaced by the rank");
   run->add_flag("--no-progress", arguments.no_progress, "No progress line on stderr");
   return run;
 }

@@ -160,16 +160,28 @@ std::filesystem::path rank_path(const std::filesystem::path& path, const DistEnv
   return text.replace(at, 6, std::to_string(dist.rank));
 }
 
+// Writes `text` to `path`; says so on stderr and returns false when it cannot.
+bool write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.flush();
+  if (out) return true;
+  std::cerr << "odbatch run: cannot write " << path.string() << '\n';
+  return false;
+}
+
 }  // namespace
 
 int run_pipeline_command(const RunOptions& options) {
   std::optional<Pipeline> pipeline;
   std::optional<std::filesystem::path> json_path;
+  std::optional<std::filesystem::path> stats_json_path;
   try {
     const DistEnv dist = DistEnv::from_env();
     PipelineOptions pipeline_options;
     if (options.ledger) pipeline_options.ledger = rank_path(*options.ledger, dist, "--ledger");
     if (options.json) json_path = rank_path(*options.json, dist, "--json");
+    if (options.stats_json) stats_json_path = rank_path(*options.stats_json, dist, "--stats-json");
     pipeline.emplace(PipelineConfig::from_toml_file(options.config), dist, pipeline_options);
   } catch (const ConfigFileError& e) {
     std::cerr << "odbatch run: " << e.what() << '\n';
@@ -200,15 +212,11 @@ int run_pipeline_command(const RunOptions& options) {
   const auto summary =
       summary_json(pipeline->stats(), seconds_since(start), process_cpu_seconds() - cpu_start);
   print_summary(summary);
-  if (json_path) {
-    std::ofstream out(*json_path);
-    out << summary.dump(2) << '\n';
-    if (!out) {
-      std::cerr << "odbatch run: cannot write " << json_path->string() << '\n';
-      return 1;
-    }
-  }
-  return 0;
+  bool written = true;
+  if (json_path) written = write_text(*json_path, summary.dump(2) + '\n');
+  if (stats_json_path)
+    written = write_text(*stats_json_path, pipeline->stats_json() + '\n') && written;
+  return written ? 0 : 1;
 }
 
 }  // namespace odbatch::cli

@@ -12,9 +12,10 @@ struct RunOptions {
   std::filesystem::path config;
   std::uint64_t epochs = 1;
   std::uint64_t first_epoch = 0;
-  std::optional<std::uint64_t> max_steps;       // depart after this many steps in all
-  std::optional<std::filesystem::path> ledger;  // see `odbatch audit`
-  std::optional<std::filesystem::path> json;    // the summary as JSON
+  std::optional<std::uint64_t> max_steps;           // depart after this many steps in all
+  std::optional<std::filesystem::path> ledger;      // see `odbatch audit`
+  std::optional<std::filesystem::path> json;        // the summary as JSON
+  std::optional<std::filesystem::path> stats_json;  // Pipeline::stats_json() at the end
   bool progress = true;
 };
 

@@ -66,6 +66,12 @@ class Pipeline {
   void abort(const std::string& reason);
 
   StatsSnapshot stats() const;
+  // stats() as one JSON object; its rates are over the wall time since the first start_epoch
+  // (docs/metrics.md).
+  std::string stats_json() const;
+  // The port of the Prometheus endpoint ([metrics] in the pipeline file, docs/metrics.md), which
+  // runs until the Pipeline is destroyed; 0 when it is off.
+  std::uint16_t metrics_port() const;
   const PipelineConfig& config() const;
   std::uint64_t dataset_records() const;  // records in the whole dataset
   std::uint64_t shard_records() const;    // records this rank reads in the current epoch

@@ -70,6 +70,16 @@ struct FlowConfig {
   std::uint32_t worker_jitter_us = 0;
 };
 
+// The Prometheus endpoint (docs/metrics.md): off unless enabled; serves GET /metrics on its own
+// thread.
+struct MetricsConfig {
+  bool enabled = false;
+  std::string address = "127.0.0.1";  // a numeric IPv4 or IPv6 address to bind
+  // 0: a free port (Pipeline::metrics_port() says which); otherwise the rank binds port +
+  // LOCAL_RANK, so that the ranks of one machine can share one pipeline file.
+  std::uint16_t port = 0;
+};
+
 struct PipelineConfig {
   SourceConfig source;
   TokenizerStageConfig tokenizer;
@@ -77,8 +87,10 @@ struct PipelineConfig {
   BatchingConfig batching;
   FlowConfig flow;
   DistributedConfig distributed;  // ranks that are processes
+  MetricsConfig metrics;
 
-  // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline]. Relative
+  // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline],
+  // [distributed], [metrics]. Relative
   // paths are relative to the file's directory. Throws ConfigFileError naming file, line and key.
   static PipelineConfig from_toml_file(const std::filesystem::path& file);
   static PipelineConfig from_toml(std::string_view document, std::string_view source,
