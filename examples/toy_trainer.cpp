@@ -10,36 +10,21 @@
 //
 // The "gradient" allreduced is the step's token count: its sum must equal the step's global
 // token total that the pipeline reports, which the trainer checks.
-#include <gloo/allreduce.h>
-#include <gloo/math.h>
-
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/runtime/dist_env.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/prefix_store.hpp"
-#include "odbatch/runtime/tcp_store_client.hpp"
-#include "odbatch/runtime/trainer_gloo_context.hpp"
+#include "odbatch/runtime/trainer_allreduce.hpp"
 
 namespace {
-
-// Sums one value over every rank on the trainer's context.
-double allreduce_sum(const std::shared_ptr<gloo::Context>& context, double value) {
-  gloo::AllreduceOptions options(context);
-  options.setInput(&value, 1);
-  options.setOutput(&value, 1);
-  options.setReduceFunction(
-      static_cast<void (*)(void*, const void*, const void*, std::size_t)>(&gloo::sum<double>));
-  gloo::allreduce(options);
-  return value;
-}
 
 int train(const char* config_file, std::optional<std::uint64_t> max_steps) {
   const auto dist = odbatch::DistEnv::from_env();
@@ -50,20 +35,8 @@ int train(const char* config_file, std::optional<std::uint64_t> max_steps) {
   };
   // Rank 0's pipeline hosts the run's store at MASTER_ADDR:MASTER_PORT (a single rank has none).
   odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(config_file), dist, options);
-  std::shared_ptr<gloo::Context> context;
-  std::unique_ptr<odbatch::TcpStoreClient> store;
-  std::unique_ptr<odbatch::PrefixStore> trainer_keys;
-  if (dist.world_size > 1) {
-    store =
-        std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::from_env(dist));
-    trainer_keys = std::make_unique<odbatch::PrefixStore>("trainer/", *store);
-    odbatch::TrainerGlooOptions gloo_options;
-    // This rank's address for the others (as for the loader's mesh); on one machine, MASTER_ADDR.
-    const char* hostname = std::getenv("ODBATCH_GLOO_HOSTNAME");
-    gloo_options.hostname = hostname && *hostname ? hostname : dist.master_addr;
-    context = odbatch::connect_trainer_gloo_context(*trainer_keys, dist.rank, dist.world_size,
-                                                    gloo_options);
-  }
+  // The trainer's own communicator, as a real trainer's gradient allreduce has.
+  odbatch::TrainerAllreduce allreduce(dist);
 
   pipeline.start_epoch(0);
   std::uint64_t steps = 0, idle_steps = 0, tokens = 0;
@@ -71,8 +44,8 @@ int train(const char* config_file, std::optional<std::uint64_t> max_steps) {
     const auto batch = pipeline.next_batch();
     if (!batch) break;
     const auto& info = batch->step_info();
-    const auto mine = static_cast<double>(info.tokens);
-    const double summed = context ? allreduce_sum(context, mine) : mine;
+    double summed = static_cast<double>(info.tokens);
+    allreduce.sum(std::span(&summed, 1));
     if (static_cast<std::uint64_t>(summed) != info.global.tokens) {
       std::cerr << "rank " << dist.rank << ": step " << info.step << ": allreduced " << summed
                 << " tokens, the pipeline says " << info.global.tokens << '\n';

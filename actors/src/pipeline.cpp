@@ -263,5 +263,8 @@ std::uint64_t Pipeline::dataset_records() const {
 std::uint64_t Pipeline::shard_records() const {
   return impl_->epoch ? impl_->epoch->shard().size() : 0;
 }
+std::uint32_t Pipeline::vocab_size() const {
+  return impl_->resources->tokenizer->vocab_size();
+}
 
 }  // namespace odbatch

@@ -134,6 +134,10 @@ const TokenizerOptions& ChatTokenizer::options() const {
   return impl_->options;
 }
 
+std::uint32_t ChatTokenizer::vocab_size() const {
+  return static_cast<std::uint32_t>(impl_->model.GetPieceSize());
+}
+
 TokenizeResult ChatTokenizer::tokenize(
     const Conversation& conversation,
     std::span<const std::uint32_t> visual_tokens_per_image) const {

@@ -75,6 +75,7 @@ class Pipeline {
   const PipelineConfig& config() const;
   std::uint64_t dataset_records() const;  // records in the whole dataset
   std::uint64_t shard_records() const;    // records this rank reads in the current epoch
+  std::uint32_t vocab_size() const;       // the tokenizer's: every token id is below it
 
  private:
   struct Impl;

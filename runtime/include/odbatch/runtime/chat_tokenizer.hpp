@@ -65,6 +65,8 @@ class ChatTokenizer {
                           std::span<const std::uint32_t> visual_tokens_per_image) const;
 
   const TokenizerOptions& options() const;
+  // Token ids are below it: the rows a trainer's embedding needs.
+  std::uint32_t vocab_size() const;
 
  private:
   struct Impl;

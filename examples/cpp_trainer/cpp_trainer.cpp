@@ -1,0 +1,168 @@
+// A complete data-parallel training loop on CPU that embeds odbatch: each rank (one process,
+// started by `odbatch launch` or torchrun; alone without them) trains a small next-token model on
+// its pipeline's batches, allreduces the gradient every step and applies SGD.
+//
+//   odbatch launch --nproc 2 -- build/examples/cpp_trainer/odbatch_cpp_trainer
+//   examples/pipeline.toml
+//
+// How it uses the pipeline: the rank's mean loss is multiplied by StepInfo::loss_scale and the
+// gradients are averaged over the ranks (sum / W, as DDP does), so every step descends the mean
+// loss over all the step's targets of all ranks; IDLE batches are trained like any other with
+// weight 0, so every rank joins every allreduce; progress counts StepInfo::global.samples.
+#include <charconv>
+#include <cstdint>
+#include <exception>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "next_token_model.hpp"
+#include "odbatch/actors/pipeline.hpp"
+#include "odbatch/runtime/trainer_allreduce.hpp"
+#include "odbatch/version.hpp"
+
+namespace {
+
+struct TrainerOptions {
+  std::string config;
+  std::uint64_t epochs = 1;
+  std::optional<std::uint64_t> max_steps;
+  std::uint32_t dim = 32;
+  std::uint32_t classes = 512;
+  float learning_rate = 2.0f;
+  std::uint64_t log_every = 20;
+};
+
+template <typename T>
+T parse_number(std::string_view flag, std::string_view text) {
+  T value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size())
+    throw std::invalid_argument(std::string(flag) + ": not a number: " + std::string(text));
+  return value;
+}
+
+TrainerOptions parse_options(int argc, char** argv) {
+  TrainerOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (!arg.starts_with("--")) {
+      if (!options.config.empty()) throw std::invalid_argument("one PIPELINE.toml only");
+      options.config = arg;
+      continue;
+    }
+    if (i + 1 == argc) throw std::invalid_argument(std::string(arg) + " needs a value");
+    const std::string_view value = argv[++i];
+    if (arg == "--epochs")
+      options.epochs = parse_number<std::uint64_t>(arg, value);
+    else if (arg == "--max-steps")
+      options.max_steps = parse_number<std::uint64_t>(arg, value);
+    else if (arg == "--dim")
+      options.dim = parse_number<std::uint32_t>(arg, value);
+    else if (arg == "--classes")
+      options.classes = parse_number<std::uint32_t>(arg, value);
+    else if (arg == "--lr")
+      options.learning_rate = parse_number<float>(arg, value);
+    else if (arg == "--log-every")
+      options.log_every = parse_number<std::uint64_t>(arg, value);
+    else
+      throw std::invalid_argument("unknown option " + std::string(arg));
+  }
+  if (options.config.empty()) throw std::invalid_argument("PIPELINE.toml is required");
+  if (options.log_every == 0) throw std::invalid_argument("--log-every must be positive");
+  return options;
+}
+
+int train(const TrainerOptions& options) {
+  if (odbatch::library_version() != odbatch::kHeaderVersion)
+    throw std::runtime_error("built against odbatch " + std::string(odbatch::kHeaderVersion) +
+                             " but running with " + std::string(odbatch::library_version()));
+  const auto dist = odbatch::DistEnv::from_env();
+  odbatch::PipelineOptions pipeline_options;
+  pipeline_options.on_abort = [rank = dist.rank](const std::string& reason) {
+    std::cerr << "rank " << rank << ": the loader aborted: " << reason << '\n';
+  };
+  odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(options.config), dist,
+                             pipeline_options);
+  odbatch::TrainerAllreduce allreduce(dist);
+  const bool reports = dist.rank == 0;
+  const auto world = static_cast<float>(dist.world_size);
+
+  // Every rank starts from the same parameters, as a trainer broadcasting rank 0's would.
+  odbatch_example::NextTokenModel model({pipeline.vocab_size(), options.dim, options.classes},
+                                        /*seed=*/1);
+  std::vector<float> gradient(model.parameter_count());
+  if (reports)
+    std::cout << "odbatch " << odbatch::library_version() << ": " << dist.world_size << " rank(s), "
+              << pipeline.dataset_records() << " records, model of " << model.parameter_count()
+              << " parameters\n";
+
+  std::uint64_t steps = 0;
+  for (std::uint64_t epoch = 0; epoch < options.epochs; ++epoch) {
+    pipeline.start_epoch(epoch);
+    std::uint64_t epoch_steps = 0, idle_steps = 0, samples_seen = 0;
+    double interval[2] = {0.0, 0.0};  // summed loss and targets over all ranks since the last log
+    while (!(options.max_steps && steps == *options.max_steps)) {
+      const auto batch = pipeline.next_batch();
+      if (!batch) break;
+      const auto& info = batch->step_info();
+      const auto targets = odbatch_example::NextTokenModel::count_targets(*batch);
+      if (!info.idle && targets != info.labels)
+        throw std::runtime_error("step " + std::to_string(info.step) + ": the model sees " +
+                                 std::to_string(targets) + " targets, the pipeline counts " +
+                                 std::to_string(info.labels));
+      // The rank's mean loss times its loss scale; an IDLE batch has loss scale 0.
+      const float weight =
+          targets ? static_cast<float>(info.loss_scale / static_cast<double>(targets)) : 0.0f;
+      std::fill(gradient.begin(), gradient.end(), 0.0f);
+      const auto loss = model.accumulate(*batch, weight, gradient);
+      allreduce.sum(gradient);
+      for (auto& g : gradient) g /= world;
+      model.sgd_step(gradient, options.learning_rate);
+
+      double step_loss[2] = {info.idle ? 0.0 : loss.sum,
+                             info.idle ? 0.0 : static_cast<double>(loss.targets)};
+      allreduce.sum(std::span<double>(step_loss));
+      interval[0] += step_loss[0];
+      interval[1] += step_loss[1];
+      samples_seen += info.global.samples;
+      ++steps;
+      ++epoch_steps;
+      idle_steps += info.idle ? 1 : 0;
+      if (reports && epoch_steps % options.log_every == 0) {
+        std::cout << "epoch " << epoch << " step " << epoch_steps << " loss " << std::fixed
+                  << std::setprecision(4) << interval[0] / std::max(interval[1], 1.0) << " samples "
+                  << samples_seen << '/' << pipeline.dataset_records() << '\n'
+                  << std::flush;
+        interval[0] = interval[1] = 0.0;
+      }
+    }
+    std::cout << "rank " << dist.rank << ": epoch " << epoch << ": " << epoch_steps << " steps ("
+              << idle_steps << " idle)\n";
+    if (options.max_steps && steps == *options.max_steps) {
+      pipeline.depart();
+      break;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return train(parse_options(argc, argv));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cpp trainer: " << e.what() << "\nusage: " << argv[0]
+              << " PIPELINE.toml [--epochs N] [--max-steps N] [--dim D] [--classes C] [--lr X]"
+                 " [--log-every N]\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cpp trainer: " << e.what() << '\n';
+    return 1;
+  }
+}

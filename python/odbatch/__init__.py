@@ -1,0 +1,111 @@
+"""odbatch: online dynamic batching for LLM and VLM training.
+
+    import odbatch
+    pipe = odbatch.Pipeline("pipeline.toml")        # torchrun's RANK, WORLD_SIZE, MASTER_ADDR, ...
+    for epoch in range(epochs):
+        for batch in pipe.epoch(epoch):              # dicts of numpy arrays (or torch tensors)
+            info = batch["step_info"]
+            loss = model(batch) * info.loss_scale    # the rank's mean loss times its scale
+
+Every rank yields the same number of batches per epoch; IDLE batches (info.idle, loss_scale 0)
+keep the trainer's collectives aligned and must be run like any other step.
+
+Arrays are views of the batch's own buffers, not copies: each keeps its batch alive, so they stay
+valid for as long as they (or tensors made from them) are referenced; the batch's memory goes
+back to the pipeline once none is.
+"""
+
+from os import PathLike, fspath
+
+from ._odbatch import Pipeline as _NativePipeline
+from ._odbatch import StepInfo, __version__, iterate_in_cpp
+
+__all__ = ["Pipeline", "StepInfo", "__version__", "iterate_in_cpp"]
+
+_TENSOR_KINDS = ("numpy", "torch")
+
+
+class Pipeline:
+    """One data-parallel rank's pipeline, configured by a TOML file (docs/pipeline-toml.md).
+
+    The rank and world come from torchrun's environment variables (RANK, WORLD_SIZE, LOCAL_RANK,
+    MASTER_ADDR, MASTER_PORT); without them, a single rank. tensors="torch" yields torch tensors
+    (zero-copy, on the CPU) instead of numpy arrays. ledger names a file for `odbatch audit`.
+    """
+
+    def __init__(self, config, *, tensors="numpy", ledger=None):
+        if tensors not in _TENSOR_KINDS:
+            raise ValueError(f"tensors must be one of {_TENSOR_KINDS}, not {tensors!r}")
+        self._to_tensor = None
+        if tensors == "torch":
+            import torch  # only a torch user needs it
+
+            self._to_tensor = torch.from_numpy
+        self._native = _NativePipeline(
+            fspath(config), None if ledger is None else fspath(ledger)
+        )
+
+    def start_epoch(self, epoch):
+        """Starts an epoch: its shard is a function of seed, epoch, rank and world size."""
+        self._native.start_epoch(epoch)
+
+    def epoch(self, epoch):
+        """Starts `epoch` and returns the iterator over its batches."""
+        self.start_epoch(epoch)
+        return self
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = self._native.next_batch()
+        if batch is None:
+            raise StopIteration
+        if self._to_tensor is not None:
+            for key, value in batch.items():
+                if key != "step_info":
+                    batch[key] = self._to_tensor(value)
+        return batch
+
+    def next_batch(self):
+        """The next batch, or None at the end of the epoch."""
+        try:
+            return self.__next__()
+        except StopIteration:
+            return None
+
+    def depart(self):
+        """Leaves the run at an agreed step (every rank after the same number of batches)."""
+        self._native.depart()
+
+    def abort(self, reason):
+        """Fails the epoch on every rank with `reason`."""
+        self._native.abort(reason)
+
+    def close(self):
+        """Stops the pipeline's threads now rather than when it is collected."""
+        self._native = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def native(self):
+        """The native pipeline (for iterate_in_cpp)."""
+        return self._native
+
+    @property
+    def vocab_size(self):
+        return self._native.vocab_size
+
+    @property
+    def dataset_records(self):
+        return self._native.dataset_records
+
+    @property
+    def shard_records(self):
+        return self._native.shard_records

@@ -1,0 +1,79 @@
+"""What the binding's tests share: subsets of the real dataset under data/ (tools/prepare-data.sh),
+pipeline configs over them, and the paths ctest passes in the environment."""
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+
+DATA_DIR = Path(os.environ.get("ODBATCH_DATA_DIR", Path(__file__).resolve().parents[2] / "data"))
+BATCH_DUMP = os.environ.get("ODBATCH_BATCH_DUMP")
+CLI = os.environ.get("ODBATCH_CLI")
+
+
+def require_dataset(test):
+    for path in (DATA_DIR / "sft/mixed.jsonl", DATA_DIR / "tokenizer/odbatch-unigram-8k.model"):
+        if not path.exists():
+            test.fail(f"{path} is missing: run tools/prepare-data.sh")
+
+
+def _images_of(record):
+    if "image" in record:
+        return [record["image"]]
+    return list(record.get("images", []))
+
+
+def records(text, images):
+    """The first `text` records without images and the first `images` with (no wallpapers)."""
+    chosen_text, chosen_images = [], []
+    with open(DATA_DIR / "sft/mixed.jsonl", encoding="utf-8") as lines:
+        for line in lines:
+            paths = _images_of(json.loads(line))
+            if not paths and len(chosen_text) < text:
+                chosen_text.append(line)
+            elif paths and len(chosen_images) < images:
+                if not any(p.startswith("lomiri-wallpapers/") for p in paths):
+                    chosen_images.append(line)
+            if len(chosen_text) == text and len(chosen_images) == images:
+                break
+    return chosen_text + chosen_images
+
+
+class ScratchTestCase(unittest.TestCase):
+    """A test with a temporary directory and config files written into it."""
+
+    def setUp(self):
+        require_dataset(self)
+        self._scratch = tempfile.TemporaryDirectory(prefix="odbatch-python-")
+        self.dir = Path(self._scratch.name)
+
+    def tearDown(self):
+        self._scratch.cleanup()
+
+    def write_config(self, lines, layout="padded", budget=2048, extra=""):
+        data = self.dir / "records.jsonl"
+        data.write_text("".join(lines), encoding="utf-8")
+        config = self.dir / f"pipeline-{layout}.toml"
+        config.write_text(
+            f"""[source]
+files = ["{data}"]
+image_root = "{DATA_DIR / 'images'}"
+[tokenizer]
+model = "{DATA_DIR / 'tokenizer/odbatch-unigram-8k.model'}"
+workers = 1
+[images]
+workers = 1
+max_pixels = 200704
+[batching]
+token_budget = {budget}
+max_seq_len = {budget}
+window = 32
+seed = 3
+[pipeline]
+layout = "{layout}"
+scheduler_threads = 2
+{extra}""",
+            encoding="utf-8",
+        )
+        return config
