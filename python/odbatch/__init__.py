@@ -15,7 +15,8 @@ valid for as long as they (or tensors made from them) are referenced; the batch'
 back to the pipeline once none is.
 """
 
-from os import PathLike, fspath
+import json
+from os import fspath
 
 from ._odbatch import Pipeline as _NativePipeline
 from ._odbatch import StepInfo, __version__, iterate_in_cpp
@@ -92,6 +93,17 @@ class Pipeline:
     def __exit__(self, *exc):
         self.close()
         return False
+
+    def stats(self):
+        """The pipeline's counters and rates as a dict (docs/metrics.md): samples/s, tokens/s,
+        padding efficiency, queue depths, blocked time per stage, IDLE steps, rejections by
+        reason, round latency."""
+        return json.loads(self._native.stats_json())
+
+    @property
+    def metrics_port(self):
+        """The Prometheus endpoint's port ([metrics] in the TOML), 0 when it is off."""
+        return self._native.metrics_port
 
     @property
     def native(self):

@@ -142,6 +142,8 @@ PYBIND11_MODULE(_odbatch, m) {
            })
       .def("depart", &Pipeline::depart, py::call_guard<py::gil_scoped_release>())
       .def("abort", &Pipeline::abort, py::arg("reason"), py::call_guard<py::gil_scoped_release>())
+      .def("stats_json", &Pipeline::stats_json)
+      .def_property_readonly("metrics_port", &Pipeline::metrics_port)
       .def_property_readonly("vocab_size", &Pipeline::vocab_size)
       .def_property_readonly("dataset_records", &Pipeline::dataset_records)
       .def_property_readonly("shard_records", &Pipeline::shard_records);

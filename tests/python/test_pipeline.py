@@ -5,6 +5,7 @@ import gc
 import json
 import subprocess
 import unittest
+import urllib.request
 
 import numpy as np
 
@@ -77,6 +78,24 @@ class Views(ScratchTestCase):
             self.assertGreater(second, 0)
             self.assertEqual(pipe.dataset_records, 40)
             self.assertGreater(pipe.vocab_size, 1000)
+
+
+class Stats(ScratchTestCase):
+    def test_stats_and_metrics_endpoint(self):
+        config = self.write_config(
+            records(text=60, images=0), extra="[metrics]\nenabled = true\nport = 0\n"
+        )
+        pipe = odbatch.Pipeline(config)
+        batches = list(pipe.epoch(0))
+        stats = pipe.stats()
+        self.assertEqual(stats["batches"], len(batches))
+        self.assertEqual(stats["samples_emitted"], sum(b["step_info"].samples for b in batches))
+        self.assertGreater(stats["tokens_per_second"], 0)
+        port = pipe.metrics_port
+        self.assertGreater(port, 0)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:
+            text = reply.read().decode()
+        self.assertIn(f"odbatch_batches_total {len(batches)}", text.splitlines())
 
 
 class Errors(ScratchTestCase):
