@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds odbatch, makes the real multimodal dataset and runs one epoch
 # of the pipeline in examples/pipeline.toml (a progress line, then a summary). Then plans the
-# bundled uneven-shards scenario, to show how ranks with unequal data stay aligned.
+# bundled uneven-shards scenario, to show how ranks with unequal data stay aligned, and trains the
+# example C++ model on two ranks (examples/cpp_trainer).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install-deps.sh"
@@ -13,4 +14,8 @@ mkdir -p "$root/out"
 echo
 "$root/build/odbatch" plan --summary --output "$root/out/uneven_shards.plan.json" \
   "$root/examples/scenarios/uneven_shards.json"
+echo
+echo "the example C++ trainer, two ranks, two epochs:"
+"$root/build/odbatch" launch --nproc 2 -- "$root/build/examples/cpp_trainer/odbatch_cpp_trainer" \
+  "$root/examples/pipeline.toml" --epochs 2 --log-every 50
 echo "reports: $root/out/"

@@ -105,7 +105,8 @@ int train(const TrainerOptions& options) {
   for (std::uint64_t epoch = 0; epoch < options.epochs; ++epoch) {
     pipeline.start_epoch(epoch);
     std::uint64_t epoch_steps = 0, idle_steps = 0, samples_seen = 0;
-    double interval[2] = {0.0, 0.0};  // summed loss and targets over all ranks since the last log
+    // Summed loss and targets over all ranks: since the last log line, and over the epoch.
+    double interval[2] = {0.0, 0.0}, whole_epoch[2] = {0.0, 0.0};
     while (!(options.max_steps && steps == *options.max_steps)) {
       const auto batch = pipeline.next_batch();
       if (!batch) break;
@@ -127,8 +128,10 @@ int train(const TrainerOptions& options) {
       double step_loss[2] = {info.idle ? 0.0 : loss.sum,
                              info.idle ? 0.0 : static_cast<double>(loss.targets)};
       allreduce.sum(std::span<double>(step_loss));
-      interval[0] += step_loss[0];
-      interval[1] += step_loss[1];
+      for (int i = 0; i < 2; ++i) {
+        interval[i] += step_loss[i];
+        whole_epoch[i] += step_loss[i];
+      }
       samples_seen += info.global.samples;
       ++steps;
       ++epoch_steps;
@@ -142,7 +145,8 @@ int train(const TrainerOptions& options) {
       }
     }
     std::cout << "rank " << dist.rank << ": epoch " << epoch << ": " << epoch_steps << " steps ("
-              << idle_steps << " idle)\n";
+              << idle_steps << " idle), mean loss " << std::fixed << std::setprecision(4)
+              << whole_epoch[0] / std::max(whole_epoch[1], 1.0) << '\n';
     if (options.max_steps && steps == *options.max_steps) {
       pipeline.depart();
       break;
