@@ -14,6 +14,18 @@ prefix=$work/prefix
 echo "package-check: install to $prefix"
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 
+echo "package-check: every installed header compiles, and includes no dependency's headers"
+(cd "$prefix/include" && find odbatch -name '*.hpp' | sort | sed 's/.*/#include "&"/') \
+  > "$work/all_headers.cpp"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+g++ -fsyntax-only -MD -MF "$work/all_headers.d" -Wall -Wextra -Werror $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags odbatch) \
+  "$work/all_headers.cpp"
+if grep -E -o '/usr/include/(caf|boost|gloo|nlohmann|toml\+\+|CLI|sentencepiece|turbojpeg|jpeglib)[^ ]*' \
+  "$work/all_headers.d" | sort -u | grep .; then
+  echo "package-check: FAIL: the public headers include the dependencies' headers above" >&2
+  exit 1
+fi
+
 echo "package-check: the C++ trainer against the installed package (find_package)"
 cmake -S "$root/examples/cpp_trainer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null

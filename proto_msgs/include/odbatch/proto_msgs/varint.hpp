@@ -1,7 +1,8 @@
 #pragma once
-// Unsigned LEB128 for 32-bit values: 7 bits per byte, low groups first, the high bit of a byte set
-// when another follows. Small values (token counts, ages, patch counts of zero) take 1 or 2 bytes.
-// Only the shortest encoding of a value decodes, so every value has exactly one encoding.
+// Unsigned LEB128 for 32-bit (and, below, 64-bit) values: 7 bits per byte, low groups first, the
+// high bit of a byte set when another follows. Small values (token counts, ages, patch counts of
+// zero) take 1 or 2 bytes. Only the shortest encoding of a value decodes, so every value has
+// exactly one encoding.
 #include <cstddef>
 #include <cstdint>
 
@@ -46,6 +47,39 @@ inline VarintRead load_varint32(const std::byte* at, const std::byte* limit) {
     value |= (byte & 0x7F) << shift;
     if ((byte & 0x80) == 0) {
       // A final zero byte after others adds nothing: a longer encoding than the value needs.
+      if (shift > 0 && byte == 0) return {VarintStatus::overlong, 0, nullptr};
+      return {VarintStatus::ok, value, at};
+    }
+  }
+}
+
+// The same encoding for 64-bit values (sample ids, counters): at most ten bytes.
+inline constexpr std::size_t kMaxVarint64Size = 10;
+
+inline std::byte* store_varint64(std::byte* at, std::uint64_t value) {
+  while (value >= 0x80) {
+    *at++ = static_cast<std::byte>((value & 0x7F) | 0x80);
+    value >>= 7;
+  }
+  *at++ = static_cast<std::byte>(value);
+  return at;
+}
+
+struct Varint64Read {
+  VarintStatus status = VarintStatus::ok;
+  std::uint64_t value = 0;
+  const std::byte* end = nullptr;  // one past the last byte read (valid when ok)
+};
+
+inline Varint64Read load_varint64(const std::byte* at, const std::byte* limit) {
+  std::uint64_t value = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    if (at == limit) return {VarintStatus::truncated, 0, nullptr};
+    const auto byte = std::to_integer<std::uint64_t>(*at++);
+    // The tenth byte holds bit 63 alone.
+    if (shift == 63 && byte > 0x01) return {VarintStatus::too_large, 0, nullptr};
+    value |= (byte & 0x7F) << shift;
+    if ((byte & 0x80) == 0) {
       if (shift > 0 && byte == 0) return {VarintStatus::overlong, 0, nullptr};
       return {VarintStatus::ok, value, at};
     }
