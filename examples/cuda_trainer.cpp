@@ -10,18 +10,27 @@
 //   odbatch launch --nproc 2 -- build/examples/odbatch_cuda_trainer examples/pipeline.toml
 //
 // Options: --max-steps N (every rank departs after N steps), --hidden H (512), --print-every N
-// (50 steps). Rank r uses GPU LOCAL_RANK modulo the visible GPUs.
+// (50 steps). Each rank uses GPU LOCAL_RANK: NCCL refuses two ranks of one communicator on one
+// GPU, so with several ranks a node needs a visible GPU per local rank (a single rank with a
+// larger LOCAL_RANK takes it modulo the visible GPUs).
 //
-// Exit codes: 0 trained, 1 failed, 2 usage; 77 no GPU visible (nothing ran), the code CTest's
-// SKIP_RETURN_CODE and automake read as "skipped".
+// Exit codes: 0 trained, 1 failed, 2 usage; 77 (nothing ran) no GPU visible, or with several
+// ranks fewer visible GPUs than LOCAL_WORLD_SIZE or LOCAL_RANK needs: the code CTest's
+// SKIP_RETURN_CODE and automake read as "skipped". Every rank of such a node exits 77 where the
+// launcher sets LOCAL_WORLD_SIZE (odbatch launch and torchrun do), so none waits for a peer that
+// left.
 #include <cublas_v2.h>
-#include <cuda_runtime_api.h>
+// cuda_runtime.h, not only the C API: the typed overloads (cudaMallocHost(float**, ...)) live here.
+#include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -96,12 +105,15 @@ class TinyModel {
     check_cublas(cublasSetStream(cublas_, stream), "cublasSetStream");
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 0.02f);
+    // On the model's stream, which does not order itself after the legacy default stream, and
+    // finished before `values` goes: the first step must read whole weights.
     const auto fill = [&](DeviceFloats& target, std::size_t count) {
       std::vector<float> values(count);
       for (auto& value : values) value = normal(rng);
-      check_cuda_call(cudaMemcpy(target.at_least(count), values.data(), count * sizeof(float),
-                                 cudaMemcpyHostToDevice),
-                      "cudaMemcpy (weights)");
+      check_cuda_call(cudaMemcpyAsync(target.at_least(count), values.data(), count * sizeof(float),
+                                      cudaMemcpyHostToDevice, stream_),
+                      "cudaMemcpyAsync (weights)");
+      check_cuda_call(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (weights)");
     };
     fill(embedding_, std::size_t{kVocab} * hidden_size());
     fill(weight_, hidden_size() * hidden_size());
@@ -113,6 +125,10 @@ class TinyModel {
 
   // Queues one step on the batch; the loss stays on the device (loss()).
   void step(const odbatch::DeviceBatch& batch, double loss_scale) {
+    // The gather's grid and the sgemm count tokens in 32 bits.
+    if (batch.input_ids.size > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+      throw std::runtime_error("a batch of " + std::to_string(batch.input_ids.size) +
+                               " tokens: the model takes at most 2^31 - 1");
     const auto tokens = static_cast<std::int32_t>(batch.input_ids.size);
     const std::size_t values = batch.input_ids.size * hidden_size();
     float* rows = rows_.at_least(values);
@@ -127,8 +143,9 @@ class TinyModel {
                              weight_.get(), hidden_, rows, hidden_, &zero, out, hidden_),
                  "cublasSgemm");
     check_cublas(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_DEVICE), "cublasSetPointerMode");
-    check_cublas(cublasSasum(cublas_, static_cast<int>(values), out, 1, loss_.get()),
-                 "cublasSasum");
+    // tokens x hidden exceeds 32 bits at a few hundred thousand tokens.
+    check_cublas(cublasSasum_64(cublas_, static_cast<std::int64_t>(values), out, 1, loss_.get()),
+                 "cublasSasum_64");
     check_cublas(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
     const auto scale =
         values > 0 ? static_cast<float>(loss_scale / static_cast<double>(values)) : 0.0f;
@@ -196,9 +213,27 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// LOCAL_WORLD_SIZE as odbatch launch and torchrun set it; 0 where it is absent or malformed.
+std::uint32_t local_world_size() {
+  const char* text = std::getenv("LOCAL_WORLD_SIZE");
+  if (!text) return 0;
+  const std::string_view view(text);
+  std::uint32_t value = 0;
+  const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+  return error == std::errc{} && end == view.data() + view.size() ? value : 0;
+}
+
 int train(const Options& options, int gpus) {
   const auto dist = odbatch::DistEnv::from_env();
-  const int device = static_cast<int>(dist.local_rank) % gpus;
+  const auto visible = static_cast<std::uint32_t>(gpus);
+  const std::uint32_t local_ranks = std::max(local_world_size(), dist.local_rank + 1);
+  if (dist.world_size > 1 && local_ranks > visible) {
+    std::cerr << "cuda trainer: rank " << dist.rank << " (local rank " << dist.local_rank
+              << "): " << local_ranks << " ranks on this node need a GPU each, and " << gpus
+              << " are visible (NCCL cannot put two ranks on one GPU)\n";
+    return kNoGpuExitCode;
+  }
+  const int device = static_cast<int>(dist.local_rank % visible);
   check_cuda_call(cudaSetDevice(device), "cudaSetDevice");
   odbatch::PipelineOptions pipeline_options;
   pipeline_options.on_abort = [rank = dist.rank](const std::string& reason) {
@@ -248,6 +283,9 @@ int train(const Options& options, int gpus) {
     check_cuda_call(cudaStreamSynchronize(compute.get()), "cudaStreamSynchronize");
   } catch (...) {
     allreduce.abort();
+    // The held batch's slot and the model's buffers are freed on the way out: queued work that
+    // reads them must finish first. Its own error, if any, is the one being thrown already.
+    cudaStreamSynchronize(compute.get());
     throw;
   }
   if (options.max_steps && steps == *options.max_steps) pipeline.depart();

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# On a machine with GPUs: builds with CUDA and NCCL and runs the GPU tests (the trainer's NCCL
-# communicator bootstrapped through the store, the epoch handshake agreeing and disagreeing, a
-# join that times out; batches staged to the device, double buffering, slot growth, pinned-buffer
-# reuse) on every visible GPU, then the staging benchmark, whose H2D bandwidth against a plain
-# cudaMemcpy from pinned memory and hidden-copy ratio it prints; then PASS or FAIL.
+# On a machine with GPUs: builds with CUDA and NCCL and runs the GPU tests: the NCCL ones (the
+# trainer's communicator bootstrapped through the store, the epoch handshake agreeing and
+# disagreeing, a join that times out) with one rank per visible GPU, and the staging ones (batches
+# staged to the device, double buffering, slot growth, pinned-buffer reuse) on device 0; then the
+# staging benchmark, whose H2D bandwidth against a plain cudaMemcpy from pinned memory and
+# hidden-copy ratio it prints; then PASS or FAIL.
 # Usage: tools/gpu-check.sh [BUILD_DIR]     (BUILD_DIR defaults to <repo>/build-gpu)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

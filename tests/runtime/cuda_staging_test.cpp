@@ -262,32 +262,51 @@ TEST_CASE("a slot is refilled only after the compute stream's work on it has run
   stager.stage(first);
   const DeviceBatch& device = stager.wait(compute.get());
 
-  // The compute stream stalls on a host function until the gate opens (or 10 s pass), then copies
-  // the slot's input_ids into pinned memory, so that the host never waits on the copy.
-  std::atomic<bool> gate_open{false};
-  check_cuda_call(cudaLaunchHostFunc(
-                      compute.get(),
-                      [](void* gate) {
-                        const auto deadline = std::chrono::steady_clock::now() + 10s;
-                        while (!static_cast<std::atomic<bool>*>(gate)->load() &&
-                               std::chrono::steady_clock::now() < deadline)
-                          std::this_thread::sleep_for(1ms);
-                      },
-                      &gate_open),
-                  "cudaLaunchHostFunc");
+  // Pinned memory first: cudaHostAlloc may wait for the device, which the parked stream below
+  // would hold up.
   PinnedBufferPool copies(1);
   const PinnedBuffer seen = copies.acquire(device.input_ids.size_bytes());
+
+  // The compute stream stalls on a host function until the gate opens (or 10 s pass), then copies
+  // the slot's input_ids into pinned memory, so that the host never waits on the copy. `finished`
+  // tells whether anything the host did meanwhile had to wait for the stall to end.
+  struct Gate {
+    std::atomic<bool> open{false};
+    std::atomic<bool> finished{false};
+  } gate;
+  // Opens the gate on every way out, so that the host function never outlives `gate`.
+  struct OpenOnExit {
+    Gate& gate;
+    const Stream& stream;
+    ~OpenOnExit() {
+      gate.open = true;
+      cudaStreamSynchronize(stream.get());
+    }
+  };
+  const OpenOnExit open_on_exit{gate, compute};
+  check_cuda_call(cudaLaunchHostFunc(
+                      compute.get(),
+                      [](void* data) {
+                        auto& state = *static_cast<Gate*>(data);
+                        const auto deadline = std::chrono::steady_clock::now() + 10s;
+                        while (!state.open.load() && std::chrono::steady_clock::now() < deadline)
+                          std::this_thread::sleep_for(1ms);
+                        state.finished = true;
+                      },
+                      &gate),
+                  "cudaLaunchHostFunc");
   check_cuda_call(cudaMemcpyAsync(seen.data(), device.input_ids.data, device.input_ids.size_bytes(),
                                   cudaMemcpyDeviceToHost, compute.get()),
                   "cudaMemcpyAsync");
   const std::size_t ids = device.input_ids.size;
   stager.release(device, compute.get());
 
-  stager.stage(second);  // same size: the slot does not grow, so the host does not wait
-  const bool staged_while_gate_closed = !gate_open.load();
-  gate_open = true;
+  // Fits the slot's block and pinned buffer: nothing is allocated, so the host does not wait.
+  stager.stage(second);
+  CHECK(!gate.finished.load());
+  gate.open = true;
   compute.synchronize();
-  CHECK(staged_while_gate_closed);
+  CHECK(gate.finished.load());
   std::vector<std::int32_t> first_ids(ids);
   std::memcpy(first_ids.data(), seen.data(), ids * sizeof(std::int32_t));
   CHECK(first_ids == as_vector(first->input_ids()));

@@ -20,6 +20,8 @@ enum class SlotState : std::uint8_t { free, staged, held };
 
 struct Slot {
   SlotState state = SlotState::free;
+  // From the device's memory pool (cudaMallocAsync on the copy stream) where it has one, else from
+  // cudaMalloc.
   std::byte* device_block = nullptr;
   std::size_t device_capacity = 0;
   // The pinned block of the last copy, kept until that copy has read it.
@@ -45,28 +47,47 @@ struct CudaStager::State {
       if (copy_stream) cudaStreamSynchronize(copy_stream);
       for (Slot& slot : slots) {
         if (slot.released) cudaEventSynchronize(slot.released);
-        if (slot.device_block) cudaFree(slot.device_block);
+        if (slot.device_block) {
+          if (stream_ordered_allocation)
+            cudaFreeAsync(slot.device_block, copy_stream);
+          else
+            cudaFree(slot.device_block);
+        }
         if (slot.copied) cudaEventDestroy(slot.copied);
         if (slot.released) cudaEventDestroy(slot.released);
         slot.pinned.reset();
       }
-      if (copy_stream) cudaStreamDestroy(copy_stream);
+      if (copy_stream) {
+        cudaStreamSynchronize(copy_stream);
+        cudaStreamDestroy(copy_stream);
+      }
     } catch (const CudaError&) {
       // No device to return to: nothing of it is left to free either.
     }
   }
 
-  // Frees the slot's block and allocates one of at least `bytes`, once the trainer's work on the
-  // old one has finished.
+  // Replaces the slot's block with one of at least `bytes`. The copy stream must already wait for
+  // `slot.released`: with a memory pool the old block is freed and the new one allocated in that
+  // stream's order, after the trainer's work on the slot, and the host does not wait. Without one,
+  // the host waits for that work, and cudaFree and cudaMalloc may wait for the whole device.
   void grow(Slot& slot, std::size_t bytes) {
-    check_cuda_call(cudaEventSynchronize(slot.released), "cudaEventSynchronize (slot release)");
-    if (slot.device_block) check_cuda_call(cudaFree(slot.device_block), "cudaFree (slot)");
-    slot.device_block = nullptr;
-    slot.device_capacity = 0;
     const std::size_t capacity = capacity_with_headroom(bytes);
     void* block = nullptr;
-    check_cuda_call(cudaMalloc(&block, capacity),
-                    "cudaMalloc (slot of " + std::to_string(capacity) + " bytes)");
+    if (stream_ordered_allocation) {
+      if (slot.device_block)
+        check_cuda_call(cudaFreeAsync(slot.device_block, copy_stream), "cudaFreeAsync (slot)");
+      slot.device_block = nullptr;
+      slot.device_capacity = 0;
+      check_cuda_call(cudaMallocAsync(&block, capacity, copy_stream),
+                      "cudaMallocAsync (slot of " + std::to_string(capacity) + " bytes)");
+    } else {
+      check_cuda_call(cudaEventSynchronize(slot.released), "cudaEventSynchronize (slot release)");
+      if (slot.device_block) check_cuda_call(cudaFree(slot.device_block), "cudaFree (slot)");
+      slot.device_block = nullptr;
+      slot.device_capacity = 0;
+      check_cuda_call(cudaMalloc(&block, capacity),
+                      "cudaMalloc (slot of " + std::to_string(capacity) + " bytes)");
+    }
     slot.device_block = static_cast<std::byte*>(block);
     slot.device_capacity = capacity;
     ++stats.device_allocations;
@@ -74,6 +95,7 @@ struct CudaStager::State {
 
   int device = 0;
   cudaStream_t copy_stream = nullptr;
+  bool stream_ordered_allocation = false;  // the device supports cudaMallocAsync
   std::vector<Slot> slots;
   // One pinned buffer per slot at most: a slot gives its buffer back before it takes another.
   PinnedBufferPool pool;
@@ -86,12 +108,19 @@ CudaStager::CudaStager(CudaStagerOptions options) {
   if (options.slots == 0) throw std::invalid_argument("CudaStager: slots must be at least 1");
   state_ = std::make_unique<State>(options.slots);
   check_cuda_call(cudaGetDevice(&state_->device), "cudaGetDevice");
+  int pools = 0;
+  check_cuda_call(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, state_->device),
+                  "cudaDeviceGetAttribute (memory pools)");
+  state_->stream_ordered_allocation = pools != 0;
   check_cuda_call(cudaStreamCreateWithFlags(&state_->copy_stream, cudaStreamNonBlocking),
                   "cudaStreamCreateWithFlags (copy stream)");
+  // Blocking sync: a host waiting for a copy or the trainer's work sleeps instead of spinning on
+  // a core the loader needs.
+  constexpr unsigned kEventFlags = cudaEventDisableTiming | cudaEventBlockingSync;
   for (Slot& slot : state_->slots) {
-    check_cuda_call(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming),
+    check_cuda_call(cudaEventCreateWithFlags(&slot.copied, kEventFlags),
                     "cudaEventCreateWithFlags (copied)");
-    check_cuda_call(cudaEventCreateWithFlags(&slot.released, cudaEventDisableTiming),
+    check_cuda_call(cudaEventCreateWithFlags(&slot.released, kEventFlags),
                     "cudaEventCreateWithFlags (released)");
     if (options.initial_slot_bytes > 0) state_->grow(slot, options.initial_slot_bytes);
   }
@@ -127,18 +156,27 @@ void CudaStager::stage(const Batch& batch) {
   slot.pinned = s.pool.acquire(layout.total_bytes);
   write_batch_block(batch, layout, slot.pinned.data());
 
-  if (layout.total_bytes > slot.device_capacity) s.grow(slot, layout.total_bytes);
-  // The trainer's work on the slot's previous batch comes first, on the device.
-  check_cuda_call(cudaStreamWaitEvent(s.copy_stream, slot.released, 0),
-                  "cudaStreamWaitEvent (copy stream on slot release)");
-  if (layout.total_bytes > 0)
-    check_cuda_call(cudaMemcpyAsync(slot.device_block, slot.pinned.data(), layout.total_bytes,
-                                    cudaMemcpyHostToDevice, s.copy_stream),
-                    "cudaMemcpyAsync (batch to device)");
-  check_cuda_call(cudaEventRecord(slot.copied, s.copy_stream), "cudaEventRecord (copied)");
-  describe_device_batch(batch, layout, slot.device_block, slot.batch);
-  slot.state = SlotState::staged;
+  try {
+    // The trainer's work on the slot's previous batch comes first, on the device: before the
+    // block is freed (when it grows) and before it is overwritten.
+    check_cuda_call(cudaStreamWaitEvent(s.copy_stream, slot.released, 0),
+                    "cudaStreamWaitEvent (copy stream on slot release)");
+    if (layout.total_bytes > slot.device_capacity) s.grow(slot, layout.total_bytes);
+    if (layout.total_bytes > 0)
+      check_cuda_call(cudaMemcpyAsync(slot.device_block, slot.pinned.data(), layout.total_bytes,
+                                      cudaMemcpyHostToDevice, s.copy_stream),
+                      "cudaMemcpyAsync (batch to device)");
+    check_cuda_call(cudaEventRecord(slot.copied, s.copy_stream), "cudaEventRecord (copied)");
+    describe_device_batch(batch, layout, slot.device_block, slot.batch);
+  } catch (...) {
+    // A copy may be queued without its `copied` event: the next stage() of this slot would then
+    // overwrite the pinned buffer while it is read. Let everything queued finish first.
+    cudaStreamSynchronize(s.copy_stream);
+    throw;
+  }
+  // Queued before the state changes, so that a failure leaves the slot free, not stuck staged.
   s.staged_order.push_back(index);
+  slot.state = SlotState::staged;
   s.next_slot = (index + 1) % count;
   ++s.stats.batches_staged;
   s.stats.bytes_staged += layout.total_bytes;

@@ -110,7 +110,8 @@ PinnedBuffer PinnedBufferPool::acquire(std::size_t bytes) {
       free.erase(largest);
     }
   }
-  // cudaHostAlloc takes milliseconds: outside the lock, so that buffers can come back meanwhile.
+  // cudaHostAlloc takes milliseconds, and both calls may wait for the device's queued work: outside
+  // the lock, so that buffers can come back meanwhile.
   const std::size_t capacity = capacity_with_headroom(bytes);
   void* data = nullptr;
   const cudaError_t freed = replaced ? cudaFreeHost(replaced) : cudaSuccess;

@@ -32,7 +32,7 @@ struct CudaStagerOptions {
 struct CudaStagerStats {
   std::uint64_t batches_staged = 0;
   std::uint64_t bytes_staged = 0;  // blocks copied to the device, padding between fields included
-  std::uint64_t device_allocations = 0;  // cudaMalloc calls for slots
+  std::uint64_t device_allocations = 0;  // slot blocks allocated (cudaMallocAsync or cudaMalloc)
   std::uint64_t host_allocations = 0;    // cudaHostAlloc calls of the pinned pool
 };
 
@@ -47,13 +47,21 @@ class CudaStager {
 
   // Copies `batch` into a free slot: the host batch may be dropped as soon as this returns. Throws
   // std::logic_error when every slot is staged or held (wait for and release one first), and
-  // CudaError. Blocks the host only while the slot's previous copy has not left its pinned buffer.
+  // CudaError. Blocks the host while the slot's previous copy has not left its pinned buffer, and
+  // when the batch is larger than the slot's buffers: cudaHostAlloc and cudaFreeHost for its pinned
+  // buffer may wait for all work queued on the device, the trainer's included. The device block
+  // grows in the copy stream's order (cudaMallocAsync) without a host wait where the device has
+  // memory pools; elsewhere its growth waits for the slot's compute work and may wait for the
+  // whole device (cudaFree, cudaMalloc). A stream of batches of similar size allocates only at
+  // first. On failure the copy stream has finished whatever was queued, and the slot stays free.
   void stage(const Batch& batch);
   void stage(const std::shared_ptr<const Batch>& batch);
 
   // The oldest staged batch. Work issued on `compute_stream` after this call sees its copy
   // complete; the host does not wait. The reference stays valid until release(). Throws
-  // std::logic_error when nothing is staged.
+  // std::logic_error when nothing is staged. `compute_stream` must not be capturing a CUDA graph
+  // during wait() or release(): their event wait and record order live copies against live work,
+  // and a capture would reject them or turn them into graph nodes (pulling the copy stream in).
   DeviceBatch& wait(cudaStream_t compute_stream);
 
   // The trainer is done issuing work on `batch` (a reference wait() returned) on `compute_stream`;

@@ -47,7 +47,9 @@ class PinnedBufferPool {
 
   // A buffer of at least `bytes`: the smallest free one that fits; else a new one while fewer
   // than max_buffers exist; else a free one reallocated larger. Blocks while max_buffers are held.
-  // New buffers get headroom, so that slightly larger requests later still fit. Throws CudaError.
+  // New buffers get headroom, so that slightly larger requests later still fit. Allocating or
+  // reallocating (cudaHostAlloc, cudaFreeHost) may also wait for all work queued on the current
+  // device, as page-locked allocation synchronizes implicitly; reuse does not. Throws CudaError.
   PinnedBuffer acquire(std::size_t bytes);
 
   std::size_t max_buffers() const;
