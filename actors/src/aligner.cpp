@@ -10,9 +10,11 @@ struct AlignerState {
   std::vector<std::shared_ptr<const SamplePayload>> payloads;  // parallel to the window
   std::vector<std::shared_ptr<const SamplePayload>> incoming;  // admitted for the open round
   std::uint64_t round = 0;                                     // the round to propose next
-  // The packer closed round `closed_round`; whether the shard is exhausted.
+  // The packer closed round `closed_round`; whether the shard is exhausted, and how many of its
+  // records the admission has consumed.
   std::optional<std::uint64_t> closed_round;
   bool exhausted = false;
+  std::uint64_t consumed = 0;
   bool awaiting_plan = false;
   bool previous_round_emitted = true;
   bool primed = false;  // the joiner's lookahead was ready once (gates the first round only)
@@ -20,6 +22,7 @@ struct AlignerState {
   std::uint64_t steps = 0;
   std::uint64_t global_samples = 0;
   std::uint64_t global_tokens = 0;
+  std::uint64_t first_step_to_emit = 0;  // a resumed epoch replays its first round from here
   std::vector<EmittedStep> scratch;
 };
 
@@ -32,6 +35,10 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
   const RankPlan& mine = plan.ranks[rank];
   {
     StageTimer timer(context.stats().aligner);
+    std::vector<std::uint32_t> emitted_at(s.payloads.size(), RoundRecord::kDeferred);
+    for (std::uint32_t step = 0; step < plan.steps; ++step)
+      for (auto index : mine.group(step)) emitted_at[index] = step;
+    context.record_plan(plan.round, plan.steps, std::move(emitted_at));
     for (std::uint32_t step = 0; step < plan.steps; ++step) {
       auto work = std::make_shared<StepWork>();
       StepInfo& info = work->info;
@@ -56,6 +63,8 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
         info.sample_ids.push_back(sample->id);
         info.source_files.push_back(sample->source_file);
       }
+      // Steps the trainer took before the checkpoint this epoch resumed from.
+      if (info.step < s.first_step_to_emit) continue;
       if (auto* ledger = context.ledger())
         ledger->step(context.epoch(), info.step, plan.round, info.idle, info.sample_ids);
       self->send(context.wiring().emitter, StepWorkPtr(std::move(work)));
@@ -98,6 +107,16 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
                       : s.window.empty() ? RankState::done
                                          : RankState::draining;
     s.window.describe(*proposal);
+    RoundRecord record;
+    record.round = s.round;
+    record.first_step = s.steps;
+    record.cursor = context.start().cursor + s.consumed;
+    record.before = {s.global_samples, s.global_tokens};
+    record.window.reserve(s.payloads.size());
+    const auto window = s.window.samples();
+    for (std::size_t i = 0; i < window.size(); ++i)
+      record.window.push_back({s.payloads[i]->id, window[i].age, false});
+    context.record_round(std::move(record));
   }
   s.awaiting_plan = true;
   s.previous_round_emitted = false;
@@ -116,14 +135,26 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
 caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochContextPtr context) {
   report_exceptions_to(self, context, "aligner");
   self->state.context = context;
+  const auto& start = context->start();
+  self->state.round = start.round;
+  self->state.steps = start.round_first_step;
+  self->state.global_samples = start.before_round.samples;
+  self->state.global_tokens = start.before_round.tokens;
+  self->state.first_step_to_emit = start.steps_taken;
   // An empty shard sends the joiner nothing, so nothing would ever prime the first round.
   self->state.primed = context->shard().size() == 0;
   return {
       [=](admit_atom, const JoinedPtr& joined) { self->state.incoming.push_back(joined->sample); },
-      [=](close_atom, std::uint64_t round, bool exhausted) {
+      [=](restore_atom, const JoinedPtr& joined, std::uint32_t age) {
+        auto& s = self->state;
+        s.window.restore(joined->sample->cost(), age);
+        s.payloads.push_back(joined->sample);
+      },
+      [=](close_atom, std::uint64_t round, bool exhausted, std::uint64_t consumed) {
         // The next round may close while this one is still being planned; it waits its turn.
         self->state.closed_round = round;
         self->state.exhausted = exhausted;
+        self->state.consumed = consumed;
         try_propose(self);
       },
       [=](primed_atom) {

@@ -12,9 +12,9 @@ std::vector<caf::actor> Wiring::all() const {
 }
 
 EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
-                           std::shared_ptr<BatchQueue> queue, PipelineStats& stats,
-                           LedgerWriter* ledger, Collective& collective, FlightRecorder* recorder,
-                           AbortHook* abort_hook)
+                           ShardSequence shard, EpochStart start, std::shared_ptr<BatchQueue> queue,
+                           PipelineStats& stats, LedgerWriter* ledger, Collective& collective,
+                           FlightRecorder* recorder, AbortHook* abort_hook)
     : resources_(std::move(resources)),
       epoch_(epoch),
       shard_spec_{resources_->config.batching.seed,
@@ -23,7 +23,8 @@ EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, s
                   resources_->config.source.split,
                   resources_->rank,
                   resources_->world_size},
-      shard_(resources_->index->record_count(), shard_spec_),
+      shard_(std::move(shard)),
+      start_(std::move(start)),
       queue_(std::move(queue)),
       stats_(stats),
       ledger_(ledger),
@@ -85,6 +86,37 @@ void report_exceptions_to(caf::scheduled_actor* self, EpochContextPtr context,
         }
         return caf::exit_reason::user_shutdown;
       });
+}
+
+void EpochContext::record_round(RoundRecord record) {
+  std::lock_guard lock(rounds_mutex_);
+  rounds_.push_back(std::move(record));
+}
+
+void EpochContext::record_plan(std::uint64_t round, std::uint32_t steps,
+                               std::vector<std::uint32_t> emitted_at) {
+  std::lock_guard lock(rounds_mutex_);
+  for (auto& record : rounds_)
+    if (record.round == round) {
+      record.planned = true;
+      record.steps = steps;
+      record.emitted_at = std::move(emitted_at);
+    }
+}
+
+void EpochContext::forget_rounds_before(std::uint64_t step) {
+  std::lock_guard lock(rounds_mutex_);
+  while (!rounds_.empty() && rounds_.front().planned &&
+         rounds_.front().first_step + rounds_.front().steps <= step)
+    rounds_.pop_front();
+}
+
+std::optional<RoundRecord> EpochContext::round_holding(std::uint64_t step) {
+  std::lock_guard lock(rounds_mutex_);
+  for (const auto& record : rounds_)
+    if (record.planned && record.first_step <= step && step < record.first_step + record.steps)
+      return record;
+  return std::nullopt;
 }
 
 }  // namespace odbatch::actors

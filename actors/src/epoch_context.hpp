@@ -5,13 +5,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "abort_hook.hpp"
+#include "odbatch/core/checkpoint.hpp"
 #include "odbatch/runtime/bounded_queue.hpp"
 #include "odbatch/runtime/chat_tokenizer.hpp"
 #include "odbatch/runtime/collective.hpp"
@@ -22,6 +25,7 @@
 #include "odbatch/runtime/pipeline_config.hpp"
 #include "odbatch/runtime/pipeline_stats.hpp"
 #include "odbatch/runtime/record_reader.hpp"
+#include "odbatch/runtime/shard_sequence.hpp"
 
 namespace odbatch::actors {
 
@@ -45,17 +49,51 @@ struct Wiring {
   std::vector<caf::actor> all() const;
 };
 
+// Where an epoch starts. A fresh epoch: round 0, step 0, its whole shard. A resumed one: its
+// sequence begins with `restored_ages.size()` samples that go back into the window of `round`
+// with these ages (the round is then replayed, its steps before `steps_taken` not emitted), then
+// the rest of its shard from `cursor`; onto another world size nothing is restored and rounds
+// start afresh at `round` with empty windows.
+struct EpochStart {
+  std::uint64_t round = 0;
+  std::uint64_t round_first_step = 0;
+  std::uint64_t steps_taken = 0;
+  GlobalProgress before_round;
+  std::vector<std::uint32_t> restored_ages;
+  // Shard positions the sequence's unrestored part starts at: cursors of later checkpoints
+  // count from the shard's start.
+  std::uint64_t cursor = 0;
+  // Resumed onto another world size: the sequence is no shard range any more.
+  bool resharded = false;
+};
+
+// A round as a checkpoint needs it: the rank's window at the round's start and, once planned,
+// the step at which each window sample is emitted.
+struct RoundRecord {
+  static constexpr std::uint32_t kDeferred = 0xFFFFFFFFu;
+  std::uint64_t round = 0;
+  std::uint64_t first_step = 0;
+  std::uint64_t cursor = 0;  // shard positions consumed by the admission of rounds up to this one
+  GlobalProgress before;
+  std::vector<CheckpointWindowSample> window;
+  bool planned = false;
+  std::uint32_t steps = 0;
+  std::vector<std::uint32_t> emitted_at;  // per window sample: step within the round, or kDeferred
+};
+
 class EpochContext {
  public:
   EpochContext(std::shared_ptr<const PipelineResources> resources, std::uint64_t epoch,
-               std::shared_ptr<BatchQueue> queue, PipelineStats& stats, LedgerWriter* ledger,
-               Collective& collective, FlightRecorder* recorder, AbortHook* abort_hook);
+               ShardSequence shard, EpochStart start, std::shared_ptr<BatchQueue> queue,
+               PipelineStats& stats, LedgerWriter* ledger, Collective& collective,
+               FlightRecorder* recorder, AbortHook* abort_hook);
 
   const PipelineResources& resources() const { return *resources_; }
   const PipelineConfig& config() const { return resources_->config; }
   std::uint64_t epoch() const { return epoch_; }
   const ShardSpec& shard_spec() const { return shard_spec_; }
-  const EpochShard& shard() const { return shard_; }
+  const ShardSequence& shard() const { return shard_; }
+  const EpochStart& start() const { return start_; }
   BatchQueue& queue() { return *queue_; }
   PipelineStats& stats() { return stats_; }
   LedgerWriter* ledger() { return ledger_; }
@@ -82,11 +120,21 @@ class EpochContext {
   // Stops every actor of the epoch (after the end of the epoch, or on failure).
   void stop_actors();
 
+  // Rounds as a checkpoint needs them (the aligner records, the trainer's thread reads). Only
+  // rounds that may still hold the last step taken are kept.
+  void record_round(RoundRecord record);
+  void record_plan(std::uint64_t round, std::uint32_t steps, std::vector<std::uint32_t> emitted_at);
+  // The planned round holding step `step`, if still kept.
+  std::optional<RoundRecord> round_holding(std::uint64_t step);
+  // Forgets the rounds whose steps all come before `step` (taken: no checkpoint needs them).
+  void forget_rounds_before(std::uint64_t step);
+
  private:
   std::shared_ptr<const PipelineResources> resources_;
   std::uint64_t epoch_;
   ShardSpec shard_spec_;
-  EpochShard shard_;
+  ShardSequence shard_;
+  EpochStart start_;
   std::shared_ptr<BatchQueue> queue_;
   PipelineStats& stats_;
   LedgerWriter* ledger_;
@@ -98,6 +146,8 @@ class EpochContext {
   std::atomic<bool> failed_{false};
   std::atomic<bool> departing_{false};
   std::once_flag stop_once_;
+  std::mutex rounds_mutex_;
+  std::deque<RoundRecord> rounds_;
 };
 
 using EpochContextPtr = std::shared_ptr<EpochContext>;

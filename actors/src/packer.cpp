@@ -12,6 +12,9 @@ struct PackerState {
   RoundAdmission admission{0};
   std::uint64_t round = 0;
   std::uint32_t requested = 0;  // accepted samples asked of the joiner, not yet received
+  // A resumed epoch's first samples go back into the window, not through admission.
+  std::uint32_t to_restore = 0;
+  std::uint32_t restored = 0;
 };
 
 namespace {
@@ -25,10 +28,31 @@ void request_more(caf::stateful_actor<PackerState>* self) {
   }
 }
 
+void close_round(caf::stateful_actor<PackerState>* self) {
+  auto& s = self->state;
+  self->send(s.context->wiring().aligner, close_atom::value, s.round, s.admission.exhausted(),
+             s.admission.consumed());
+}
+
 void close_if_admitted(caf::stateful_actor<PackerState>* self) {
   auto& s = self->state;
   if (s.admission.wants_more()) return request_more(self);
-  self->send(s.context->wiring().aligner, close_atom::value, s.round, s.admission.exhausted());
+  close_round(self);
+}
+
+// The replayed round's window is the restored samples alone: it closes once they are back.
+void restore(caf::stateful_actor<PackerState>* self, const JoinedPtr& joined) {
+  auto& s = self->state;
+  if (!joined->sample) {
+    const auto& rejection = *joined->rejection;
+    return s.context->fail("cannot resume: sample " + std::to_string(rejection.id) +
+                           " of the checkpoint's window is now rejected (" + rejection.reason +
+                           "): " + rejection.detail + "; has the dataset changed?");
+  }
+  --s.requested;
+  const auto age = s.context->start().restored_ages[s.restored++];
+  self->send(s.context->wiring().aligner, restore_atom::value, joined, age);
+  if (s.restored == s.to_restore) close_round(self);
 }
 
 void open_round(caf::stateful_actor<PackerState>* self, std::uint64_t round) {
@@ -56,12 +80,20 @@ std::optional<Rejection> screen(const SamplePayload& sample, const EpochContext&
 caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochContextPtr context) {
   report_exceptions_to(self, context, "packer");
   self->state.context = context;
-  self->state.admission = RoundAdmission(context->shard().size());
+  self->state.to_restore = static_cast<std::uint32_t>(context->start().restored_ages.size());
+  self->state.admission = RoundAdmission(context->shard().size() - self->state.to_restore);
   return {
-      [=](start_atom) { open_round(self, 0); },
+      [=](start_atom) {
+        auto& s = self->state;
+        if (s.to_restore == 0) return open_round(self, s.context->start().round);
+        s.round = s.context->start().round;
+        s.requested = s.to_restore;
+        self->send(s.context->wiring().joiner, want_atom::value, s.to_restore);
+      },
       [=](open_atom, std::uint64_t round) { open_round(self, round); },
       [=](const JoinedPtr& joined) {
         auto& s = self->state;
+        if (s.restored < s.to_restore) return restore(self, joined);
         std::optional<Rejection> rejection = joined->rejection;
         if (joined->sample) {
           --s.requested;

@@ -7,6 +7,7 @@
 #include "epoch_context.hpp"
 #include "joiner.hpp"
 #include "odbatch/core/departure.hpp"
+#include "odbatch/runtime/checkpoint_settings.hpp"
 #include "odbatch/runtime/jsonl_index.hpp"
 #include "odbatch/runtime/metrics_json.hpp"
 #include "odbatch/runtime/metrics_prometheus.hpp"
@@ -39,9 +40,13 @@ struct Pipeline::Impl {
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
   std::uint64_t batches_taken = 0;      // of the current epoch
+  GlobalProgress progress_taken;        // after the last batch taken
   std::optional<std::string> departed;  // where this rank left the run
 
-  void spawn_epoch(std::uint64_t number);
+  EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
+  void spawn_epoch(std::uint64_t number, ShardSequence shard, actors::EpochStart start);
+  // The part of a checkpoint that restarts epoch `number` from its beginning.
+  Checkpoint epoch_beginning(std::uint64_t number) const;
   void end_current_epoch();
 };
 
@@ -89,14 +94,27 @@ void Pipeline::Impl::start_metrics() {
       options, [counters = stats.get()] { return prometheus_text(counters->snapshot()); });
 }
 
-void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
+EpochShard Pipeline::Impl::epoch_shard(std::uint64_t number, std::uint32_t rank,
+                                       std::uint32_t world) const {
+  const auto& config = resources->config;
+  return EpochShard(resources->index->record_count(),
+                    ShardSpec{config.batching.seed, number, config.source.shuffle,
+                              config.source.split, rank, world});
+}
+
+void Pipeline::Impl::spawn_epoch(std::uint64_t number, ShardSequence shard,
+                                 actors::EpochStart start) {
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
   stats->batch_queue.capacity.store(queue->capacity(), std::memory_order_relaxed);
-  epoch = std::make_shared<EpochContext>(resources, number, queue, *stats, ledger.get(),
-                                         *collective, recorder.get(), abort_hook.get());
+  const auto steps_taken = start.steps_taken;
+  progress_taken = start.steps_taken > 0 ? start.before_round : GlobalProgress{};
+  epoch = std::make_shared<EpochContext>(resources, number, std::move(shard), std::move(start),
+                                         queue, *stats, ledger.get(), *collective, recorder.get(),
+                                         abort_hook.get());
   if (ledger) {
     ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
                                     resources->index->fingerprint(), epoch->shard_spec()});
+    if (steps_taken > 0) ledger->resumed(number, steps_taken);
   }
   auto& sys = *system;
   auto& w = epoch->wiring();
@@ -115,7 +133,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number) {
   for (const auto& worker : w.image_decoders) caf::anon_send(worker, actors::start_atom::value);
   caf::anon_send(w.packer, actors::start_atom::value);
   epoch_finished = false;
-  batches_taken = 0;
+  batches_taken = steps_taken;
 }
 
 std::unique_ptr<Collective> Pipeline::Impl::make_collective() {
@@ -182,7 +200,9 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
   }
   impl_->end_current_epoch();
   impl_->stats->mark_started();
-  impl_->spawn_epoch(epoch);
+  impl_->spawn_epoch(
+      epoch, ShardSequence(impl_->epoch_shard(epoch, impl_->dist.rank, impl_->dist.world_size)),
+      actors::EpochStart{});
 }
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
@@ -204,7 +224,9 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
     impl_->epoch_finished = true;
     return nullptr;
   }
-  ++impl_->batches_taken;
+  const auto& info = (*batch)->step_info();
+  impl_->progress_taken = {info.global_samples_consumed, info.global_tokens_consumed};
+  impl_->epoch->forget_rounds_before(impl_->batches_taken++);
   impl_->stats->batch_queue.depth.fetch_sub(1, std::memory_order_relaxed);
   return std::move(*batch);
 }
@@ -265,6 +287,123 @@ std::uint64_t Pipeline::shard_records() const {
 }
 std::uint32_t Pipeline::vocab_size() const {
   return impl_->resources->tokenizer->vocab_size();
+}
+
+Checkpoint Pipeline::Impl::epoch_beginning(std::uint64_t number) const {
+  Checkpoint checkpoint;
+  checkpoint.epoch = number;
+  checkpoint.world_size = dist.world_size;
+  checkpoint.settings = checkpoint_settings(resources->config, *resources->index);
+  RankCheckpoint mine;
+  mine.rank = dist.rank;
+  mine.shard_size = epoch_shard(number, dist.rank, dist.world_size).size();
+  checkpoint.ranks.push_back(std::move(mine));
+  return checkpoint;
+}
+
+Checkpoint Pipeline::state() const {
+  if (impl_->departed) throw std::logic_error("state() after depart() " + *impl_->departed);
+  if (!impl_->epoch) return impl_->epoch_beginning(0);
+  const auto number = impl_->epoch->epoch();
+  if (impl_->epoch_finished) return impl_->epoch_beginning(number + 1);
+  if (impl_->batches_taken == 0) return impl_->epoch_beginning(number);
+  if (impl_->epoch->start().resharded)
+    throw std::logic_error("state(): epoch " + std::to_string(number) +
+                           " was resumed onto another world size; checkpoints are possible again "
+                           "from the next epoch");
+  const auto last = impl_->batches_taken - 1;
+  const auto round = impl_->epoch->round_holding(last);
+  // The step was emitted, so its round was planned and recorded, and is kept until a later step
+  // is taken.
+  if (!round)
+    throw std::logic_error("state(): no record of the round of step " + std::to_string(last));
+  auto checkpoint = impl_->epoch_beginning(number);
+  checkpoint.steps_taken = impl_->batches_taken;
+  checkpoint.progress = impl_->progress_taken;
+  auto& mine = checkpoint.ranks.front();
+  mine.round = round->round;
+  mine.round_first_step = round->first_step;
+  mine.cursor = round->cursor;
+  mine.before_round = round->before;
+  mine.window = round->window;
+  const auto taken_in_round = impl_->batches_taken - round->first_step;
+  for (std::size_t i = 0; i < mine.window.size(); ++i)
+    mine.window[i].taken = round->emitted_at[i] < taken_in_round;
+  return checkpoint;
+}
+
+std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
+                                           const Checkpoint& checkpoint, PipelineOptions options) {
+  auto pipeline =
+      std::make_unique<Pipeline>(std::move(config), std::move(dist), std::move(options));
+  auto& impl = *pipeline->impl_;
+  const auto mismatches = setting_mismatches(
+      checkpoint.settings, checkpoint_settings(impl.resources->config, *impl.resources->index));
+  if (!mismatches.empty()) {
+    std::string message = "cannot resume from this checkpoint:";
+    for (const auto& mismatch : mismatches) message += "\n  " + mismatch;
+    throw CheckpointError(message);
+  }
+  if (checkpoint.ranks.size() != checkpoint.world_size)
+    throw CheckpointError("cannot resume: the checkpoint holds " +
+                          std::to_string(checkpoint.ranks.size()) + " of its " +
+                          std::to_string(checkpoint.world_size) +
+                          " ranks' parts (join every rank's state() first)");
+  const auto number = checkpoint.epoch;
+  if (checkpoint.steps_taken == 0) {
+    pipeline->start_epoch(number);
+    return pipeline;
+  }
+  const auto rank = impl.dist.rank, world = impl.dist.world_size;
+  impl.stats->mark_started();
+  ShardSequence sequence;
+  actors::EpochStart start;
+  start.steps_taken = checkpoint.steps_taken;
+  if (checkpoint.world_size == world) {
+    // The same ranks: replay the round that planned the last step taken, from its window.
+    const auto& mine = checkpoint.ranks[rank];
+    const auto shard = impl.epoch_shard(number, rank, world);
+    if (mine.shard_size != shard.size())
+      throw CheckpointError("cannot resume: rank " + std::to_string(rank) + "'s shard has " +
+                            std::to_string(shard.size()) + " records, the checkpoint's " +
+                            std::to_string(mine.shard_size));
+    std::vector<SampleId> window;
+    for (const auto& sample : mine.window) {
+      window.push_back(sample.id);
+      start.restored_ages.push_back(sample.age);
+    }
+    sequence.append_ids(std::move(window));
+    sequence.append_range(shard, mine.cursor, shard.size());
+    start.round = mine.round;
+    start.round_first_step = mine.round_first_step;
+    start.before_round = mine.before_round;
+    start.cursor = mine.cursor;
+  } else {
+    // Other ranks: what no old rank emitted, re-sharded; rounds start afresh after the old ones.
+    for (const auto& slice : reshard_pending(checkpoint, world, rank)) {
+      const auto& old = checkpoint.ranks[slice.old_rank];
+      std::vector<SampleId> untaken;
+      for (const auto& sample : old.window)
+        if (!sample.taken) untaken.push_back(sample.id);
+      const std::uint64_t from_window = std::min<std::uint64_t>(slice.end, untaken.size());
+      if (slice.begin < from_window)
+        sequence.append_ids(
+            std::vector<SampleId>(untaken.begin() + static_cast<std::ptrdiff_t>(slice.begin),
+                                  untaken.begin() + static_cast<std::ptrdiff_t>(from_window)));
+      if (slice.end > untaken.size()) {
+        const auto shard = impl.epoch_shard(number, old.rank, checkpoint.world_size);
+        const std::uint64_t first = std::max<std::uint64_t>(slice.begin, untaken.size());
+        sequence.append_range(shard, old.cursor + first - untaken.size(),
+                              old.cursor + slice.end - untaken.size());
+      }
+    }
+    start.round = checkpoint.ranks.front().round + 1;
+    start.round_first_step = checkpoint.steps_taken;
+    start.before_round = checkpoint.progress;
+    start.resharded = true;
+  }
+  impl.spawn_epoch(number, std::move(sequence), std::move(start));
+  return pipeline;
 }
 
 }  // namespace odbatch

@@ -87,6 +87,7 @@ using read_atom = caf::atom_constant<caf::atom("read")>;
 using credit_atom = caf::atom_constant<caf::atom("credit")>;
 using want_atom = caf::atom_constant<caf::atom("want")>;
 using admit_atom = caf::atom_constant<caf::atom("admit")>;
+using restore_atom = caf::atom_constant<caf::atom("restore")>;
 using close_atom = caf::atom_constant<caf::atom("close")>;
 using open_atom = caf::atom_constant<caf::atom("open")>;
 using primed_atom = caf::atom_constant<caf::atom("primed")>;

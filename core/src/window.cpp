@@ -7,6 +7,11 @@ void RankWindow::admit(const SampleCost& sample) {
   ++entered_;
 }
 
+void RankWindow::restore(const SampleCost& sample, std::uint32_t age) {
+  samples_.push_back(WindowSample{sample, age});
+  if (age == 0) ++entered_;
+}
+
 void RankWindow::describe(Proposal& proposal) const {
   proposal.entered = entered_;
   proposal.samples.clear();

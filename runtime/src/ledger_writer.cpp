@@ -51,6 +51,10 @@ void LedgerWriter::rejection(std::uint64_t epoch, const Rejection& r) {
        r.detail}}.dump());
 }
 
+void LedgerWriter::resumed(std::uint64_t epoch, std::uint64_t steps) {
+  write_line(nlohmann::json{{"kind", "resumed"}, {"epoch", epoch}, {"steps", steps}}.dump());
+}
+
 void LedgerWriter::departed(std::uint64_t epoch, std::uint64_t steps) {
   write_line(nlohmann::json{{"kind", "departed"}, {"epoch", epoch}, {"steps", steps}}.dump());
 }

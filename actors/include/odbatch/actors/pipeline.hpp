@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "odbatch/core/checkpoint.hpp"
 #include "odbatch/runtime/batch.hpp"
 #include "odbatch/runtime/dist_env.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
@@ -43,6 +44,25 @@ class Pipeline {
   ~Pipeline();  // stops the actors of an unfinished epoch; never hangs
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
+
+  // A pipeline that goes on where `checkpoint` (every rank's state(), joined) stood: its epoch
+  // is started at the step the trainers had reached, and next_batch() yields what an
+  // uninterrupted run would have from there. With the checkpoint's world size the batches are
+  // the very same; with another, every sample the epoch had not emitted is emitted once, spread
+  // over the new ranks. Every rank calls it with the same checkpoint. Throws CheckpointError
+  // naming the setting when the dataset, the tokenizer or a batching setting differs (pool
+  // sizes, capacities, prefetch, timeouts and the world size may change).
+  static std::unique_ptr<Pipeline> resume(PipelineConfig config, DistEnv dist,
+                                          const Checkpoint& checkpoint,
+                                          PipelineOptions options = {});
+
+  // This rank's part of a checkpoint at the current step boundary: after the batches the
+  // trainer took (not those prepared ahead), small (window ids and ages, counters), from the
+  // trainer's thread between next_batch() calls. Every rank saves its part at the same step;
+  // join_checkpoint_parts() makes one checkpoint of them. After an epoch's end it names the next
+  // epoch's start. Throws std::logic_error after depart(), or in an epoch resumed onto another
+  // world size (checkpoints work again from the next epoch).
+  Checkpoint state() const;
 
   // Starts (or restarts) an epoch: the shard is a function of seed, epoch, rank and world size.
   // A single rank may abandon an unfinished epoch this way; with several ranks every rank must

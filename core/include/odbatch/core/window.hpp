@@ -28,6 +28,9 @@ class RankWindow {
  public:
   // Appends an admitted sample (age 0).
   void admit(const SampleCost& sample);
+  // Appends a sample a checkpoint names, with the age it had: deferred samples (age > 0) come
+  // first, then those the round admitted (age 0, counted as entered).
+  void restore(const SampleCost& sample, std::uint32_t age);
 
   std::size_t size() const { return samples_.size(); }
   bool empty() const { return samples_.empty(); }

@@ -29,6 +29,9 @@ class LedgerWriter {
   explicit LedgerWriter(const std::filesystem::path& path);
 
   void begin_epoch(const LedgerEpoch& epoch);
+  // Right after begin_epoch for an epoch resumed from a checkpoint: the steps from `steps` on
+  // follow; earlier ones are in the ledgers of the run that saved it.
+  void resumed(std::uint64_t epoch, std::uint64_t steps);
   void step(std::uint64_t epoch, std::uint64_t step, std::uint64_t round, bool idle,
             std::span<const SampleId> ids);
   void rejection(std::uint64_t epoch, const Rejection& rejection);

@@ -1,0 +1,19 @@
+#pragma once
+// What a checkpoint records of a pipeline's configuration, so that a resume can refuse one whose
+// batches would differ: the dataset (its index's fingerprint), the tokenizer model (a hash of the
+// file) and every setting that decides samples, rejections, groups or batch bytes. What is safe
+// to change is left out: pool sizes, capacities, lookahead, prefetch, scheduler threads,
+// timeouts, the distributed and metrics tables, and the world size.
+#include <vector>
+
+#include "odbatch/core/checkpoint.hpp"
+#include "odbatch/runtime/jsonl_index.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+
+namespace odbatch {
+
+// Throws CheckpointError when the tokenizer model cannot be read.
+std::vector<CheckpointSetting> checkpoint_settings(const PipelineConfig& config,
+                                                   const JsonlIndex& index);
+
+}  // namespace odbatch

@@ -1,0 +1,230 @@
+// Checkpoint and resume mid-epoch. With the same world size, the batches after the resume point
+// are byte for byte those of an uninterrupted run, at random cut points, padded and packed, both
+// policies, one rank and three; onto another world size every sample the epoch had not emitted
+// is emitted exactly once; at an epoch's end the next epoch is neither skipped nor repeated; a
+// checkpoint made for another configuration is refused naming the setting.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <exception>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "odbatch/runtime/inproc_collective.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+PipelineConfig resume_config(const std::filesystem::path& dir) {
+  auto records = test::text_records(150);
+  const auto images = test::image_records(12, /*wallpapers=*/false);
+  records.insert(records.end(), images.begin(), images.end());
+  test::write_jsonl(dir / "records.jsonl", records);
+  auto config = test::small_config({dir / "records.jsonl"});
+  config.batching.token_budget = 1024;
+  config.batching.max_seq_len = 1024;
+  config.batching.window = 16;
+  config.flow.prefetch = 2;
+  return config;
+}
+
+// The digests of an epoch's batches from step `first` on, after resuming from `checkpoint`.
+std::vector<std::uint64_t> resumed_digests(const PipelineConfig& config, DistEnv dist,
+                                           const Checkpoint& checkpoint) {
+  const auto pipeline = Pipeline::resume(config, std::move(dist), checkpoint);
+  return test::batch_digests(test::drain(*pipeline));
+}
+
+// Takes `steps` batches of `epoch`, then returns the rank's state.
+Checkpoint state_after(const PipelineConfig& config, DistEnv dist, std::uint64_t epoch,
+                       std::uint64_t steps) {
+  Pipeline pipeline(config, std::move(dist));
+  pipeline.start_epoch(epoch);
+  for (std::uint64_t i = 0; i < steps; ++i) REQUIRE(pipeline.next_batch());
+  return pipeline.state();
+}
+
+TEST_CASE("one rank resumes at random cut points with the very batches of an uninterrupted run") {
+  test::require_dataset();
+  const test::TempDir dir;
+  auto config = resume_config(dir.path());
+  std::mt19937_64 random(20261203);
+  for (const auto layout : {BatchLayout::padded, BatchLayout::packed})
+    for (const auto policy : {Policy::balanced, Policy::reference}) {
+      config.flow.layout = layout;
+      config.batching.policy = policy;
+      CAPTURE(to_string(layout));
+      CAPTURE(to_string(policy));
+      std::vector<std::uint64_t> whole;
+      {
+        Pipeline pipeline(config);
+        pipeline.start_epoch(1);
+        whole = test::batch_digests(test::drain(pipeline));
+      }
+      REQUIRE(whole.size() > 8);
+      std::vector<std::uint64_t> cuts = {1, whole.size() - 1};
+      for (int i = 0; i < 3; ++i) cuts.push_back(1 + random() % (whole.size() - 1));
+      for (const auto cut : cuts) {
+        CAPTURE(cut);
+        const auto checkpoint = state_after(config, DistEnv::single(), 1, cut);
+        CHECK(checkpoint.steps_taken == cut);
+        const std::vector<std::uint64_t> rest(whole.begin() + static_cast<std::ptrdiff_t>(cut),
+                                              whole.end());
+        CHECK(resumed_digests(config, DistEnv::single(), checkpoint) == rest);
+      }
+    }
+}
+
+struct RankRun {
+  std::vector<std::shared_ptr<const Batch>> batches;
+  Checkpoint part;
+  std::exception_ptr error;
+};
+
+// Every rank of an in-process group runs `body(pipeline-less rank)`.
+template <typename Body>
+std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
+  const auto group = InprocGroup::create(world);
+  std::vector<RankRun> runs(world);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        body(DistEnv::inproc(group, rank, world), runs[rank]);
+      } catch (...) {
+        runs[rank].error = std::current_exception();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (const auto& run : runs) REQUIRE_FALSE(run.error);
+  return runs;
+}
+
+std::vector<RankRun> whole_epoch(const PipelineConfig& config, std::uint32_t world) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    Pipeline pipeline(config, std::move(dist));
+    pipeline.start_epoch(0);
+    run.batches = test::drain(pipeline);
+  });
+}
+
+std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world,
+                               std::uint64_t steps) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    Pipeline pipeline(config, std::move(dist));
+    pipeline.start_epoch(0);
+    for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline.next_batch());
+    run.part = pipeline.state();
+  });
+}
+
+std::vector<RankRun> resumed_epoch(const PipelineConfig& config, std::uint32_t world,
+                                   const Checkpoint& checkpoint) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    const auto pipeline = Pipeline::resume(config, std::move(dist), checkpoint);
+    run.batches = test::drain(*pipeline);
+  });
+}
+
+Checkpoint joined(const std::vector<RankRun>& runs) {
+  std::vector<Checkpoint> parts;
+  for (const auto& run : runs) parts.push_back(run.part);
+  return join_checkpoint_parts(parts);
+}
+
+TEST_CASE("three ranks resume with the very batches of an uninterrupted run") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto config = resume_config(dir.path());
+  const auto whole = whole_epoch(config, 3);
+  const auto steps = whole[0].batches.size();
+  REQUIRE(steps > 4);
+  for (const auto cut : {std::uint64_t{1}, steps / 2, steps - 1}) {
+    CAPTURE(cut);
+    const auto checkpoint = joined(cut_epoch(config, 3, cut));
+    const auto resumed = resumed_epoch(config, 3, checkpoint);
+    for (std::uint32_t rank = 0; rank < 3; ++rank) {
+      CAPTURE(rank);
+      const std::vector<std::shared_ptr<const Batch>> rest(
+          whole[rank].batches.begin() + static_cast<std::ptrdiff_t>(cut),
+          whole[rank].batches.end());
+      CHECK(test::batch_digests(resumed[rank].batches) == test::batch_digests(rest));
+    }
+  }
+}
+
+// Every id emitted over the cut and the resumed runs, counted.
+std::multiset<SampleId> emitted_ids(const std::vector<RankRun>& cut,
+                                    const std::vector<RankRun>& resumed) {
+  std::multiset<SampleId> ids;
+  for (const auto* runs : {&cut, &resumed})
+    for (const auto& run : *runs)
+      for (const auto& batch : run.batches)
+        for (const auto id : batch->step_info().sample_ids) ids.insert(id);
+  return ids;
+}
+
+TEST_CASE("resumed onto another world size, every sample not yet emitted is emitted once") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto config = resume_config(dir.path());
+  std::multiset<SampleId> expected;
+  for (const auto& run : whole_epoch(config, 1))
+    for (const auto& batch : run.batches)
+      for (const auto id : batch->step_info().sample_ids) expected.insert(id);
+  for (const auto& [from, to] : {std::pair{4u, 2u}, std::pair{2u, 3u}}) {
+    CAPTURE(from);
+    CAPTURE(to);
+    const auto cut = cut_epoch(config, from, 3);
+    const auto resumed = resumed_epoch(config, to, joined(cut));
+    CHECK(emitted_ids(cut, resumed) == expected);
+    // The resumed ranks keep step numbers and totals going on from the checkpoint.
+    const auto& first = resumed[0].batches.front()->step_info();
+    CHECK(first.step == 3);
+    for (std::uint32_t rank = 1; rank < to; ++rank)
+      CHECK(resumed[rank].batches.size() == resumed[0].batches.size());
+  }
+}
+
+TEST_CASE(
+    "a checkpoint at an epoch's end resumes with the next epoch, neither skipped nor repeated") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto config = resume_config(dir.path());
+  Checkpoint checkpoint;
+  {
+    Pipeline pipeline(config);
+    pipeline.start_epoch(4);
+    test::drain(pipeline);
+    checkpoint = pipeline.state();
+  }
+  CHECK(checkpoint.epoch == 5);
+  CHECK(checkpoint.steps_taken == 0);
+  Pipeline fresh(config);
+  fresh.start_epoch(5);
+  CHECK(resumed_digests(config, DistEnv::single(), checkpoint) ==
+        test::batch_digests(test::drain(fresh)));
+}
+
+TEST_CASE("a checkpoint of another configuration is refused, naming the setting") {
+  test::require_dataset();
+  const test::TempDir dir;
+  auto config = resume_config(dir.path());
+  const auto checkpoint = state_after(config, DistEnv::single(), 0, 2);
+  config.batching.window = 32;
+  config.flow.prefetch = 7;  // safe to change: not named
+  CHECK_THROWS_WITH_AS(Pipeline::resume(config, DistEnv::single(), checkpoint),
+                       doctest::Contains("batching.window: 16 in the checkpoint, 32 now"),
+                       CheckpointError);
+  config.batching.window = 16;
+  CHECK_NOTHROW(Pipeline::resume(config, DistEnv::single(), checkpoint));
+  auto part = checkpoint;
+  part.world_size = 2;
+  CHECK_THROWS_WITH_AS(Pipeline::resume(config, DistEnv::single(), part),
+                       doctest::Contains("holds 1 of its 2 ranks' parts"), CheckpointError);
+}
+
+}  // namespace
+}  // namespace odbatch
