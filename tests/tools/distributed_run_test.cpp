@@ -130,6 +130,81 @@ TEST_CASE("three processes stopping at max_steps depart together, and the audit 
       audit.out);
 }
 
+// Saves the loader's state after 5 steps on `from` processes, resumes on `to`, and audits both
+// runs' ledgers as one epoch.
+void save_and_resume(std::uint32_t from, std::uint32_t to) {
+  const auto dir = fresh_dir("resume_" + std::to_string(from) + "_" + std::to_string(to));
+  const auto config_file =
+      write_config(dir, mixed_records(300, 12), "[distributed]\nheartbeat_interval_ms = 200\n");
+  const auto state = dir / "state.ckpt";
+  const auto launch = [&](std::uint32_t ranks, const std::string& arguments) {
+    return test::run_cli("launch --nproc " + std::to_string(ranks) + " -- " +
+                         test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " +
+                         test::shell_quoted(config_file) + " " + arguments);
+  };
+  const auto saved = launch(from, "--save-state-at 5 --state " + test::shell_quoted(state) +
+                                      " --ledger " + test::shell_quoted(dir / "a-{rank}.jsonl"));
+  REQUIRE_MESSAGE(saved.status == 0, saved.err);
+  CHECK(fs::exists(state));
+  CHECK_FALSE(fs::exists(dir / "state.ckpt.part-0"));
+  const auto resumed = launch(to, "--resume " + test::shell_quoted(state) + " --ledger " +
+                                      test::shell_quoted(dir / "b-{rank}.jsonl"));
+  REQUIRE_MESSAGE(resumed.status == 0, resumed.err);
+  std::string ledgers;
+  for (std::uint32_t rank = 0; rank < from; ++rank)
+    ledgers += " " + test::shell_quoted(dir / ("a-" + std::to_string(rank) + ".jsonl"));
+  for (std::uint32_t rank = 0; rank < to; ++rank)
+    ledgers += " " + test::shell_quoted(dir / ("b-" + std::to_string(rank) + ".jsonl"));
+  const auto audit =
+      test::run_cli("audit" + ledgers + " --config " + test::shell_quoted(config_file));
+  CHECK_MESSAGE(audit.status == 0, audit.out << audit.err);
+  CHECK_MESSAGE(audit.out.find("resumed at step 5 on " + std::to_string(to) + " rank(s)") !=
+                    std::string::npos,
+                audit.out);
+  // Without the first run's ledgers the epoch's beginning is missing.
+  std::string resumed_only;
+  for (std::uint32_t rank = 0; rank < to; ++rank)
+    resumed_only += " " + test::shell_quoted(dir / ("b-" + std::to_string(rank) + ".jsonl"));
+  const auto partial = test::run_cli("audit" + resumed_only);
+  CHECK(partial.status == 1);
+  CHECK(partial.out.find("no_beginning") != std::string::npos);
+}
+
+TEST_CASE("saved on four processes, resumed on two: the audit of both runs passes") {
+  test::require_dataset();
+  save_and_resume(4, 2);
+}
+
+TEST_CASE("saved on two processes, resumed on three: the audit of both runs passes") {
+  test::require_dataset();
+  save_and_resume(2, 3);
+}
+
+TEST_CASE("saved and resumed on two processes: the batches after the cut are the uncut run's") {
+  test::require_dataset();
+  const auto dir = fresh_dir("resume_same");
+  const auto config_file = write_config(dir, mixed_records(300, 12), "");
+  const auto launch = [&](const std::string& arguments) {
+    return test::run_cli("launch --nproc 2 -- " + test::shell_quoted(ODBATCH_CLI_PATH) +
+                         " run --no-progress " + test::shell_quoted(config_file) + " " + arguments);
+  };
+  REQUIRE(launch("--ledger " + test::shell_quoted(dir / "whole-{rank}.jsonl")).status == 0);
+  REQUIRE(launch("--save-state-at 9 --state " + test::shell_quoted(dir / "s.ckpt") + " --ledger " +
+                 test::shell_quoted(dir / "a-{rank}.jsonl"))
+              .status == 0);
+  REQUIRE(launch("--resume " + test::shell_quoted(dir / "s.ckpt") + " --ledger " +
+                 test::shell_quoted(dir / "b-{rank}.jsonl"))
+              .status == 0);
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    CAPTURE(rank);
+    const auto whole = test::read_ledger(dir / ("whole-" + std::to_string(rank) + ".jsonl"), 0);
+    const auto resumed = test::read_ledger(dir / ("b-" + std::to_string(rank) + ".jsonl"), 0);
+    REQUIRE(whole.steps.size() > 9);
+    const std::vector<std::vector<SampleId>> after(whole.steps.begin() + 9, whole.steps.end());
+    CHECK(resumed.steps == after);
+  }
+}
+
 // Three ranks started by a shell script, each with its own output files; `fault` is a shell
 // command run 3 s in, with $victim set to rank 1's pid, and `after_survivors` one run once ranks 0
 // and 2 have exited. Every rank's exit status and the milliseconds from the fault to its exit

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ struct RankEpoch {
   std::optional<std::uint64_t> end_steps;  // of the end line, or of the departed line
   bool departed = false;                   // the epoch's last line is a departure
   std::uint64_t end_line = 0;
+  // A resumed epoch's ledger lists the steps from the checkpoint's on (its "resumed" line).
+  std::uint64_t first_step = 0;
 
   std::uint32_t rank() const { return header.shard.rank; }
   std::string at(std::uint64_t line) const { return file + ":" + std::to_string(line); }
@@ -140,8 +143,10 @@ class LedgerFileReader {
     if (!entry.is_object()) reader.fail("", "expected an object, got " + describe(entry));
     const std::string kind = reader.to_string(reader.required(entry, "kind", ""), "kind");
     if (kind == "epoch") return read_header(reader, entry);
-    if (kind != "step" && kind != "rejected" && kind != "end" && kind != "departed")
-      reader.fail("kind", "expected epoch, step, rejected, end or departed, got \"" + kind + "\"");
+    if (kind != "step" && kind != "rejected" && kind != "end" && kind != "departed" &&
+        kind != "resumed")
+      reader.fail("kind",
+                  "expected epoch, resumed, step, rejected, end or departed, got \"" + kind + "\"");
     const std::uint64_t epoch = unsigned_member(reader, entry, "epoch");
     const auto open = open_.find(epoch);
     if (open == open_.end())
@@ -160,6 +165,14 @@ class LedgerFileReader {
       ledgers.problems.push_back({"after_end", here() + ": a " + kind +
                                                    " line after the epoch's end line (" +
                                                    section.at(section.end_line) + ")"});
+    if (kind == "resumed") {
+      reader.expect_object(entry, "", {"kind", "epoch", "steps"});
+      if (!section.ledger.steps.empty() || !section.ledger.rejected.empty() ||
+          section.first_step != 0)
+        reader.fail("kind", "a resumed line comes right after its epoch's header line");
+      section.first_step = unsigned_member(reader, entry, "steps");
+      return;
+    }
     if (kind == "step") return read_step(reader, entry, ledgers, section);
     if (kind == "rejected") return read_rejection(reader, entry, section);
     reader.expect_object(entry, "", {"kind", "epoch", "steps"});
@@ -220,7 +233,7 @@ class LedgerFileReader {
       step.samples.push_back(
           SampleCost{reader.to_unsigned(ids[i], element_path("ids", i)), 0, 0, 0});
 
-    const std::uint64_t expected_step = section.ledger.steps.size();
+    const std::uint64_t expected_step = section.first_step + section.ledger.steps.size();
     if (step.step_in_epoch != expected_step)
       ledgers.problems.push_back({"step_order", here() + ": step " +
                                                     std::to_string(step.step_in_epoch) +
@@ -277,10 +290,14 @@ struct EpochOutcome {
   std::vector<Problem> problems;
   bool problems_truncated = false;  // the id checks found more than they list
   bool departed = false;            // the ranks left the epoch at an agreed step
+  // A resumed epoch's runs: the step each began at and its world size (empty when not resumed).
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> incarnations;
 };
 
-// The headers of one epoch must describe the same dataset and shuffle on every rank.
-bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcome& out) {
+// The headers of one epoch must describe the same dataset and shuffle on every rank (and the same
+// world size, unless they come from runs resumed onto other world sizes).
+bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcome& out,
+                         bool same_world = true) {
   const RankEpoch& first = *ranks.front();
   bool agree = true;
   for (const RankEpoch* other : ranks) {
@@ -292,7 +309,7 @@ bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcom
                                                      " " + theirs + ", " + first.name() + " has " +
                                                      mine});
     };
-    if (a.shard.world_size != b.shard.world_size)
+    if (same_world && a.shard.world_size != b.shard.world_size)
       differs("world size", std::to_string(a.shard.world_size), std::to_string(b.shard.world_size));
     if (a.record_count != b.record_count)
       differs("record count", std::to_string(a.record_count), std::to_string(b.record_count));
@@ -333,7 +350,7 @@ void check_against_config(const RankEpoch& rank, const ConfigDataset& config, Ep
 // The steps a rank's trainer took: all of them, or those before its departure (the pipeline may
 // have prepared more).
 std::uint64_t steps_taken(const RankEpoch& rank) {
-  const std::uint64_t listed = rank.ledger.steps.size();
+  const std::uint64_t listed = rank.first_step + rank.ledger.steps.size();
   return rank.departed ? std::min(listed, *rank.end_steps) : listed;
 }
 
@@ -344,7 +361,7 @@ void check_steps(EpochOutcome& out) {
                                            [](const RankEpoch* r) { return r->departed; });
   out.departed = first_departed != out.ranks.end();
   for (const RankEpoch* rank : out.ranks) {
-    const std::uint64_t listed = rank->ledger.steps.size();
+    const std::uint64_t listed = rank->first_step + rank->ledger.steps.size();
     if (!rank->end_steps) {
       out.problems.push_back({"no_end", rank->name() + ": no end line for epoch " +
                                             std::to_string(out.epoch) +
@@ -412,15 +429,133 @@ void check_coverage(EpochOutcome& out) {
       findings.size() == AuditReport::kMaxFindings && is_coverage_finding(findings.back().kind);
 }
 
+// The ranks of a run that a resumed epoch went on with, or of the first one.
+using Incarnations = std::map<std::uint64_t, std::vector<const RankEpoch*>>;  // by first step
+
+// Ranks missing from an incarnation, as a problem; returns whether all are there.
+bool check_all_ranks(const std::vector<const RankEpoch*>& ranks, std::uint64_t epoch,
+                     EpochOutcome& out) {
+  const auto world = ranks.front()->header.shard.world_size;
+  std::vector<bool> present(world, false);
+  for (const RankEpoch* rank : ranks) present[rank->rank()] = true;
+  std::vector<std::uint32_t> missing;
+  for (std::uint32_t r = 0; r < world; ++r)
+    if (!present[r]) missing.push_back(r);
+  if (missing.empty()) return true;
+  std::string names;
+  for (const auto r : missing) names += (names.empty() ? "" : ", ") + std::to_string(r);
+  out.missing_ranks.insert(out.missing_ranks.end(), missing.begin(), missing.end());
+  out.problems.push_back(
+      {"missing_rank", "no ledger of epoch " + std::to_string(epoch) + " from step " +
+                           std::to_string(ranks.front()->first_step) + " for rank" +
+                           (missing.size() > 1 ? "s " : " ") + names + " (world size " +
+                           std::to_string(world) + "); their ids are not checked"});
+  return false;
+}
+
+// An epoch resumed from checkpoints, maybe onto other world sizes: each run's steps count until
+// the next run begins, and every id of the dataset is emitted once over all of them or rejected
+// (by one run or several: a record read again after a checkpoint is rejected again).
+void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
+  if (incarnations.begin()->first != 0)
+    out.problems.push_back({"no_beginning", "no ledger of epoch " + std::to_string(out.epoch) +
+                                                " from step 0: the earliest begins at step " +
+                                                std::to_string(incarnations.begin()->first)});
+  std::vector<const RankEpoch*> firsts;
+  bool complete = true;
+  for (const auto& [first_step, ranks] : incarnations) {
+    out.incarnations.emplace_back(first_step, ranks.front()->header.shard.world_size);
+    firsts.push_back(ranks.front());
+    complete =
+        check_headers_agree(ranks, out) && check_all_ranks(ranks, out.epoch, out) && complete;
+  }
+  complete = check_headers_agree(firsts, out, /*same_world=*/false) && complete;
+  const auto& last = std::prev(incarnations.end())->second;
+  out.world_size = last.front()->header.shard.world_size;
+  out.ranks = last;
+  // The last run ends the epoch or departs; earlier ones list every step until the next begins.
+  check_steps(out);
+  for (auto it = incarnations.begin(); std::next(it) != incarnations.end(); ++it) {
+    const auto next = std::next(it)->first;
+    for (const RankEpoch* rank : it->second)
+      if (rank->first_step + rank->ledger.steps.size() < next)
+        out.problems.push_back(
+            {"gap", rank->name() + " lists steps up to " +
+                        std::to_string(rank->first_step + rank->ledger.steps.size()) +
+                        ", the next run begins at step " + std::to_string(next)});
+  }
+  if (!complete) return;
+
+  const std::uint64_t records = last.front()->header.record_count;
+  std::map<SampleId, std::uint32_t> emitted;
+  std::map<SampleId, std::uint32_t> rejected;  // by how many runs
+  for (auto it = incarnations.begin(); it != incarnations.end(); ++it) {
+    const auto next = std::next(it);
+    std::map<SampleId, std::uint32_t> rejected_here;
+    for (const RankEpoch* rank : it->second) {
+      const std::uint64_t until = next == incarnations.end() ? steps_taken(*rank) : next->first;
+      for (std::uint64_t s = rank->first_step;
+           s < until && s - rank->first_step < rank->ledger.steps.size(); ++s)
+        for (const auto& sample : rank->ledger.steps[s - rank->first_step].samples)
+          ++emitted[sample.id];
+      for (const auto& rejection : rank->ledger.rejected) ++rejected_here[rejection.id];
+    }
+    for (const auto& [id, count] : rejected_here) {
+      if (count > 1)
+        out.problems.push_back(
+            {"duplicated", "id " + std::to_string(id) + " rejected " + std::to_string(count) +
+                               " times by the run from step " + std::to_string(it->first)});
+      ++rejected[id];
+    }
+  }
+  AuditReport& coverage = out.coverage;
+  coverage.expected = records;
+  const auto add = [&](std::string kind, std::string message) {
+    if (out.problems.size() >= AuditReport::kMaxFindings) {
+      out.problems_truncated = true;
+      return;
+    }
+    out.problems.push_back({std::move(kind), std::move(message)});
+  };
+  for (const auto& [id, count] : emitted)
+    if (id >= records)
+      add("unknown", "id " + std::to_string(id) + " emitted, not in the dataset of " +
+                         std::to_string(records) + " records");
+  for (const auto& [id, runs] : rejected)
+    if (id >= records)
+      add("unknown", "id " + std::to_string(id) + " rejected, not in the dataset of " +
+                         std::to_string(records) + " records");
+  for (SampleId id = 0; id < records; ++id) {
+    const auto e = emitted.find(id);
+    const std::uint32_t times = e == emitted.end() ? 0 : e->second;
+    const bool was_rejected = rejected.contains(id);
+    coverage.emitted += times > 0 ? 1 : 0;
+    coverage.rejected += was_rejected ? 1 : 0;
+    if (times > 1 || (times == 1 && was_rejected))
+      add("duplicated", "id " + std::to_string(id) + " emitted " + std::to_string(times) +
+                            " time(s)" + (was_rejected ? " and rejected" : ""));
+    else if (times == 0 && !was_rejected) {
+      if (out.departed)
+        ++coverage.not_reached;
+      else
+        add("missing", "id " + std::to_string(id) + " neither emitted nor rejected");
+    }
+  }
+  out.ids_checked = true;
+}
+
 EpochOutcome audit_one_epoch(std::uint64_t epoch, EpochLedgers& ledgers,
                              const std::optional<ConfigDataset>& config) {
   EpochOutcome out;
   out.epoch = epoch;
   out.problems = std::move(ledgers.problems);
   std::stable_sort(ledgers.ranks.begin(), ledgers.ranks.end(),
-                   [](const RankEpoch& a, const RankEpoch& b) { return a.rank() < b.rank(); });
+                   [](const RankEpoch& a, const RankEpoch& b) {
+                     return std::pair(a.first_step, a.rank()) < std::pair(b.first_step, b.rank());
+                   });
   for (const RankEpoch& rank : ledgers.ranks) {
-    if (!out.ranks.empty() && out.ranks.back()->rank() == rank.rank()) {
+    if (!out.ranks.empty() && out.ranks.back()->rank() == rank.rank() &&
+        out.ranks.back()->first_step == rank.first_step) {
       out.problems.push_back(
           {"duplicate_rank", "rank " + std::to_string(rank.rank()) + " of epoch " +
                                  std::to_string(epoch) + " appears in " +
@@ -430,10 +565,20 @@ EpochOutcome audit_one_epoch(std::uint64_t epoch, EpochLedgers& ledgers,
     }
     out.ranks.push_back(&rank);
   }
-  for (const RankEpoch* rank : out.ranks)
-    for (const auto& rejection : rank->ledger.rejected) ++out.rejected_by_reason[rejection.reason];
   if (config)
     for (const RankEpoch* rank : out.ranks) check_against_config(*rank, *config, out);
+  Incarnations incarnations;
+  for (const RankEpoch* rank : out.ranks) incarnations[rank->first_step].push_back(rank);
+  if (incarnations.size() > 1 || incarnations.begin()->first != 0) {
+    std::set<SampleId> counted;  // a record rejected again after a resume counts once
+    for (const RankEpoch* rank : out.ranks)
+      for (const auto& rejection : rank->ledger.rejected)
+        if (counted.insert(rejection.id).second) ++out.rejected_by_reason[rejection.reason];
+    audit_resumed_epoch(incarnations, out);
+    return out;
+  }
+  for (const RankEpoch* rank : out.ranks)
+    for (const auto& rejection : rank->ledger.rejected) ++out.rejected_by_reason[rejection.reason];
   check_steps(out);
 
   out.world_size = out.ranks.front()->header.shard.world_size;
@@ -489,6 +634,9 @@ void print_epoch(const EpochOutcome& e) {
   }
   if (e.ids_checked && e.departed)
     out << ", " << e.coverage.not_reached << " not reached (the ranks departed)";
+  for (std::size_t i = 1; i < e.incarnations.size(); ++i)
+    out << "; resumed at step " << e.incarnations[i].first << " on " << e.incarnations[i].second
+        << " rank(s)";
   out << "; steps" << (e.departed ? " before the departure" : "") << ":";
   for (const RankEpoch* r : e.ranks) out << " rank " << r->rank() << ' ' << steps_taken(*r);
   out << '\n';
@@ -518,6 +666,10 @@ Report epoch_report(const EpochOutcome& e) {
   out["rejected"] = if_checked(e.coverage.rejected);
   out["departed"] = e.departed;
   out["not_reached"] = if_checked(e.coverage.not_reached);
+  Report runs = Report::array();
+  for (const auto& [first_step, world] : e.incarnations)
+    runs.push_back({{"first_step", first_step}, {"world_size", world}});
+  out["resumed_runs"] = std::move(runs);
   Report reasons = Report::object();
   for (const auto& [reason, count] : e.rejected_by_reason) reasons[reason] = count;
   out["rejected_by_reason"] = std::move(reasons);

@@ -66,6 +66,9 @@ struct RunArguments {
   std::uint64_t epochs = 1;
   std::uint64_t first_epoch = 0;
   std::uint64_t max_steps = 0;
+  std::uint64_t save_state_at = 0;
+  std::string state;
+  std::string resume;
   std::string ledger;
   std::string json;
   std::string stats_json;
@@ -77,6 +80,8 @@ struct RunArguments {
     o.epochs = epochs;
     o.first_epoch = first_epoch;
     if (max_steps > 0) o.max_steps = max_steps;
+    if (save_state_at > 0) o.save_state = odbatch::cli::SaveStateAt{save_state_at, state};
+    if (!resume.empty()) o.resume = resume;
     if (!ledger.empty()) o.ledger = ledger;
     if (!json.empty()) o.json = json;
     if (!stats_json.empty()) o.stats_json = stats_json;
@@ -90,11 +95,25 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
   run->add_option("config", arguments.config, "Pipeline TOML file (see docs/pipeline-toml.md)")
       ->required();
   run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(CLI::PositiveNumber);
-  run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
+  auto* first_epoch =
+      run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
   run->add_option("--max-steps", arguments.max_steps,
                   "Stop after this many steps in all, as a trainer's max_steps does: every rank "
                   "departs there (Pipeline::depart)")
       ->check(CLI::PositiveNumber);
+  auto* save_at = run->add_option("--save-state-at", arguments.save_state_at,
+                                  "After this many steps in all, save the loader's checkpoint to "
+                                  "--state (every rank's part, joined by rank 0) and stop there, "
+                                  "as a preempted trainer would")
+                      ->check(CLI::PositiveNumber);
+  auto* state =
+      run->add_option("--state", arguments.state, "The checkpoint file --save-state-at writes");
+  save_at->needs(state);
+  state->needs(save_at);
+  auto* resume =
+      run->add_option("--resume", arguments.resume,
+                      "Resume from a checkpoint file: its epoch goes on at the step it was "
+                      "saved at (then --epochs counts from that epoch)");
   run->add_option("--ledger", arguments.ledger,
                   "Write every emitted batch's sample ids and every rejection (JSON Lines); "
                   "{rank} in the path is replaced by the rank");
@@ -104,6 +123,7 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
                   "Write the pipeline's stats at the end as Pipeline::stats_json() gives them "
                   "(docs/metrics.md); {rank} in the path is replaced by the rank");
   run->add_flag("--no-progress", arguments.no_progress, "No progress line on stderr");
+  resume->excludes(first_epoch);
   return run;
 }
 

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/proto_msgs/checkpoint_codec.hpp"
+#include "odbatch/runtime/checkpoint_file.hpp"
 #include "odbatch/runtime/config_file_error.hpp"
 
 namespace odbatch::cli {
@@ -173,7 +175,8 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
 }  // namespace
 
 int run_pipeline_command(const RunOptions& options) {
-  std::optional<Pipeline> pipeline;
+  std::unique_ptr<Pipeline> pipeline;
+  std::optional<std::uint64_t> resumed_epoch;
   std::optional<std::filesystem::path> json_path;
   std::optional<std::filesystem::path> stats_json_path;
   try {
@@ -182,7 +185,14 @@ int run_pipeline_command(const RunOptions& options) {
     if (options.ledger) pipeline_options.ledger = rank_path(*options.ledger, dist, "--ledger");
     if (options.json) json_path = rank_path(*options.json, dist, "--json");
     if (options.stats_json) stats_json_path = rank_path(*options.stats_json, dist, "--stats-json");
-    pipeline.emplace(PipelineConfig::from_toml_file(options.config), dist, pipeline_options);
+    auto config = PipelineConfig::from_toml_file(options.config);
+    if (options.resume) {
+      const auto checkpoint = read_checkpoint_file(*options.resume);
+      pipeline = Pipeline::resume(std::move(config), dist, checkpoint, pipeline_options);
+      resumed_epoch = checkpoint.epoch;
+    } else {
+      pipeline = std::make_unique<Pipeline>(std::move(config), dist, pipeline_options);
+    }
   } catch (const ConfigFileError& e) {
     std::cerr << "odbatch run: " << e.what() << '\n';
     return 2;
@@ -195,12 +205,24 @@ int run_pipeline_command(const RunOptions& options) {
   try {
     std::uint64_t steps = 0;
     const auto at_max_steps = [&] { return options.max_steps && steps == *options.max_steps; };
-    for (std::uint64_t e = options.first_epoch; e < options.first_epoch + options.epochs; ++e) {
-      pipeline->start_epoch(e);
+    const auto at_save = [&] { return options.save_state && steps == options.save_state->steps; };
+    const auto first = resumed_epoch.value_or(options.first_epoch);
+    for (std::uint64_t e = first; e < first + options.epochs; ++e) {
+      if (!(resumed_epoch && e == first)) pipeline->start_epoch(e);
       std::optional<ProgressLine> progress;
       if (options.progress) progress.emplace(*pipeline, pipeline->shard_records());
-      while (!at_max_steps() && pipeline->next_batch()) ++steps;
-      if (at_max_steps()) {
+      while (!at_max_steps() && !at_save() && pipeline->next_batch()) ++steps;
+      if (at_save()) {
+        const auto part = pipeline->state();
+        save_checkpoint(options.save_state->file, part, pipeline->config().flow.round_timeout);
+        std::cerr << "odbatch run: rank " << part.ranks.front().rank << " saved its state after "
+                  << steps << " steps"
+                  << (part.ranks.front().rank == 0
+                          ? "; " + options.save_state->file.string() + " holds every rank's"
+                          : std::string())
+                  << '\n';
+      }
+      if (at_max_steps() || at_save()) {
         pipeline->depart();
         break;
       }
