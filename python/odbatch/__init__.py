@@ -18,10 +18,32 @@ back to the pipeline once none is.
 import json
 from os import fspath
 
+from ._odbatch import CheckpointError, StepInfo, __version__, iterate_in_cpp, join_states
 from ._odbatch import Pipeline as _NativePipeline
-from ._odbatch import StepInfo, __version__, iterate_in_cpp
+from ._odbatch import load_state as _load_state
+from ._odbatch import save_state as _save_state
 
-__all__ = ["Pipeline", "StepInfo", "__version__", "iterate_in_cpp"]
+__all__ = [
+    "CheckpointError",
+    "Pipeline",
+    "StepInfo",
+    "__version__",
+    "iterate_in_cpp",
+    "join_states",
+    "load_state",
+    "save_state",
+]
+
+
+def save_state(file, part, timeout_seconds=600.0):
+    """Every rank calls it with its pipe.state() at the same step; rank 0 waits for every part and
+    writes the joined checkpoint to `file` (the ranks share a file system)."""
+    _save_state(fspath(file), part, timeout_seconds)
+
+
+def load_state(file):
+    """A checkpoint file's content, for Pipeline(..., resume_from=...)."""
+    return _load_state(fspath(file))
 
 _TENSOR_KINDS = ("numpy", "torch")
 
@@ -32,9 +54,12 @@ class Pipeline:
     The rank and world come from torchrun's environment variables (RANK, WORLD_SIZE, LOCAL_RANK,
     MASTER_ADDR, MASTER_PORT); without them, a single rank. tensors="torch" yields torch tensors
     (zero-copy, on the CPU) instead of numpy arrays. ledger names a file for `odbatch audit`.
+    resume_from takes a checkpoint (bytes from join_states() or load_state(), or a single rank's
+    state()): the pipeline goes on in the checkpoint's epoch where it stood, so iterating it
+    yields the rest of that epoch (docs/checkpoint.md).
     """
 
-    def __init__(self, config, *, tensors="numpy", ledger=None):
+    def __init__(self, config, *, tensors="numpy", ledger=None, resume_from=None):
         if tensors not in _TENSOR_KINDS:
             raise ValueError(f"tensors must be one of {_TENSOR_KINDS}, not {tensors!r}")
         self._to_tensor = None
@@ -43,8 +68,12 @@ class Pipeline:
 
             self._to_tensor = torch.from_numpy
         self._native = _NativePipeline(
-            fspath(config), None if ledger is None else fspath(ledger)
+            fspath(config), None if ledger is None else fspath(ledger), resume_from
         )
+
+    def state(self):
+        """This rank's part of a checkpoint after the batches taken so far (small bytes)."""
+        return self._native.state()
 
     def start_epoch(self, epoch):
         """Starts an epoch: its shard is a function of seed, epoch, rank and world size."""

@@ -11,6 +11,8 @@
 #include <string>
 
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/proto_msgs/checkpoint_codec.hpp"
+#include "odbatch/runtime/checkpoint_file.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
 #include "odbatch/version.hpp"
 
@@ -32,6 +34,16 @@ py::array view(const BatchPtr& batch, std::span<const T> data, std::vector<py::s
 
 py::ssize_t length(std::size_t n) {
   return static_cast<py::ssize_t>(n);
+}
+
+py::bytes checkpoint_bytes(const Checkpoint& checkpoint) {
+  const auto encoded = encode_checkpoint(checkpoint);
+  return py::bytes(reinterpret_cast<const char*>(encoded.data()), encoded.size());
+}
+
+Checkpoint checkpoint_of(const py::bytes& bytes) {
+  const std::string_view view = bytes;
+  return decode_checkpoint(std::as_bytes(std::span(view.data(), view.size())), "checkpoint bytes");
 }
 
 py::dict batch_dict(const BatchPtr& batch) {
@@ -119,15 +131,23 @@ PYBIND11_MODULE(_odbatch, m) {
       });
 
   py::class_<Pipeline>(m, "Pipeline")
-      .def(py::init([](const std::string& config, std::optional<std::string> ledger) {
+      .def(py::init([](const std::string& config, std::optional<std::string> ledger,
+                       std::optional<py::bytes> resume_from) {
              PipelineOptions options;
              if (ledger) options.ledger = *ledger;
              auto parsed = PipelineConfig::from_toml_file(config);
+             std::optional<Checkpoint> checkpoint;
+             if (resume_from) checkpoint = checkpoint_of(*resume_from);
              py::gil_scoped_release release;
+             if (checkpoint)
+               return Pipeline::resume(std::move(parsed), DistEnv::from_env(), *checkpoint,
+                                       std::move(options));
              return std::make_unique<Pipeline>(std::move(parsed), DistEnv::from_env(),
                                                std::move(options));
            }),
-           py::arg("config"), py::arg("ledger") = std::nullopt)
+           py::arg("config"), py::arg("ledger") = std::nullopt,
+           py::arg("resume_from") = std::nullopt)
+      .def("state", [](const Pipeline& pipeline) { return checkpoint_bytes(pipeline.state()); })
       .def("start_epoch", &Pipeline::start_epoch, py::arg("epoch"),
            py::call_guard<py::gil_scoped_release>())
       .def("next_batch",
@@ -148,6 +168,29 @@ PYBIND11_MODULE(_odbatch, m) {
       .def_property_readonly("dataset_records", &Pipeline::dataset_records)
       .def_property_readonly("shard_records", &Pipeline::shard_records);
 
+  m.def(
+      "join_states",
+      [](const std::vector<py::bytes>& parts) {
+        std::vector<Checkpoint> decoded;
+        for (const auto& part : parts) decoded.push_back(checkpoint_of(part));
+        return checkpoint_bytes(join_checkpoint_parts(std::move(decoded)));
+      },
+      py::arg("parts"), "Joins every rank's state() into one checkpoint.");
+  m.def(
+      "save_state",
+      [](const std::string& file, const py::bytes& part, double timeout_seconds) {
+        const auto decoded = checkpoint_of(part);
+        py::gil_scoped_release release;
+        save_checkpoint(file, decoded,
+                        std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000)));
+      },
+      py::arg("file"), py::arg("part"), py::arg("timeout_seconds") = 600.0,
+      "Every rank calls it with its state(); rank 0 writes the joined checkpoint to `file`.");
+  m.def(
+      "load_state",
+      [](const std::string& file) { return checkpoint_bytes(read_checkpoint_file(file)); },
+      py::arg("file"));
+  py::register_exception<CheckpointError>(m, "CheckpointError", PyExc_ValueError);
   m.def("iterate_in_cpp", &iterate_in_cpp, py::arg("pipeline"), py::arg("step_seconds"),
         "Runs the current epoch in C++ with a busy step per batch; returns (batches, seconds).");
   m.attr("__version__") = std::string(kHeaderVersion);

@@ -98,6 +98,29 @@ class Stats(ScratchTestCase):
         self.assertIn(f"odbatch_batches_total {len(batches)}", text.splitlines())
 
 
+class Checkpoints(ScratchTestCase):
+    def test_resume_yields_the_rest_of_the_epoch(self):
+        config = self.write_config(records(text=150, images=6), budget=1024)
+        whole = [b["step_info"].sample_ids.tolist() for b in odbatch.Pipeline(config).epoch(0)]
+        self.assertGreater(len(whole), 6)
+        pipe = odbatch.Pipeline(config)
+        pipe.start_epoch(0)
+        for _ in range(5):
+            pipe.next_batch()
+        file = self.dir / "state.ckpt"
+        odbatch.save_state(file, pipe.state())
+        del pipe
+        resumed = odbatch.Pipeline(config, resume_from=odbatch.load_state(file))
+        rest = [b["step_info"].sample_ids.tolist() for b in resumed]
+        self.assertEqual(rest, whole[5:])
+        self.assertEqual(odbatch.join_states([odbatch.load_state(file)]), odbatch.load_state(file))
+
+    def test_a_corrupt_checkpoint_is_refused(self):
+        config = self.write_config(records(text=20, images=0))
+        with self.assertRaisesRegex(odbatch.CheckpointError, "not an odbatch checkpoint"):
+            odbatch.Pipeline(config, resume_from=b"nonsense")
+
+
 class Errors(ScratchTestCase):
     def test_unknown_key_names_it(self):
         config = self.write_config(records(text=5, images=0), extra="no_such_key = 1\n")
