@@ -8,12 +8,17 @@
 // How it uses the pipeline: the rank's mean loss is multiplied by StepInfo::loss_scale and the
 // gradients are averaged over the ranks (sum / W, as DDP does), so every step descends the mean
 // loss over all the step's targets of all ranks; IDLE batches are trained like any other with
-// weight 0, so every rank joins every allreduce; progress counts StepInfo::global.samples.
+// weight 0, so every rank joins every allreduce; progress is StepInfo::global_samples_consumed
+// (the sum of every step's samples_this_step). --save-state-at N --state F saves the loader's
+// checkpoint (every rank's part, joined) and the model at step N and stops; --resume F goes on
+// from there with the very batches and losses of an uninterrupted run.
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +27,8 @@
 
 #include "next_token_model.hpp"
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/proto_msgs/checkpoint_codec.hpp"
+#include "odbatch/runtime/checkpoint_file.hpp"
 #include "odbatch/runtime/trainer_allreduce.hpp"
 #include "odbatch/version.hpp"
 
@@ -35,6 +42,9 @@ struct TrainerOptions {
   std::uint32_t classes = 512;
   float learning_rate = 2.0f;
   std::uint64_t log_every = 20;
+  std::optional<std::uint64_t> save_state_at;  // steps in all
+  std::string state_file;                      // written at save_state_at; read by resume
+  bool resume = false;
 };
 
 template <typename T>
@@ -69,11 +79,22 @@ TrainerOptions parse_options(int argc, char** argv) {
       options.learning_rate = parse_number<float>(arg, value);
     else if (arg == "--log-every")
       options.log_every = parse_number<std::uint64_t>(arg, value);
-    else
+    else if (arg == "--save-state-at")
+      options.save_state_at = parse_number<std::uint64_t>(arg, value);
+    else if (arg == "--state")
+      options.state_file = value;
+    else if (arg == "--resume") {
+      options.state_file = value;
+      options.resume = true;
+    } else
       throw std::invalid_argument("unknown option " + std::string(arg));
   }
   if (options.config.empty()) throw std::invalid_argument("PIPELINE.toml is required");
   if (options.log_every == 0) throw std::invalid_argument("--log-every must be positive");
+  if (options.save_state_at && (options.state_file.empty() || options.resume))
+    throw std::invalid_argument("--save-state-at needs --state FILE (and no --resume)");
+  if (!options.save_state_at && !options.resume && !options.state_file.empty())
+    throw std::invalid_argument("--state goes with --save-state-at");
   return options;
 }
 
@@ -86,8 +107,17 @@ int train(const TrainerOptions& options) {
   pipeline_options.on_abort = [rank = dist.rank](const std::string& reason) {
     std::cerr << "rank " << rank << ": the loader aborted: " << reason << '\n';
   };
-  odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(options.config), dist,
-                             pipeline_options);
+  auto config = odbatch::PipelineConfig::from_toml_file(options.config);
+  // A resumed run goes on in the checkpoint's epoch, at its step, with the model saved with it.
+  std::optional<odbatch::Checkpoint> checkpoint;
+  std::unique_ptr<odbatch::Pipeline> loader;
+  if (options.resume) {
+    checkpoint = odbatch::read_checkpoint_file(options.state_file);
+    loader = odbatch::Pipeline::resume(std::move(config), dist, *checkpoint, pipeline_options);
+  } else {
+    loader = std::make_unique<odbatch::Pipeline>(std::move(config), dist, pipeline_options);
+  }
+  auto& pipeline = *loader;
   odbatch::TrainerAllreduce allreduce(dist);
   const bool reports = dist.rank == 0;
   const auto world = static_cast<float>(dist.world_size);
@@ -95,6 +125,7 @@ int train(const TrainerOptions& options) {
   // Every rank starts from the same parameters, as a trainer broadcasting rank 0's would.
   odbatch_example::NextTokenModel model({pipeline.vocab_size(), options.dim, options.classes},
                                         /*seed=*/1);
+  if (checkpoint) model.load(options.state_file + ".model");
   std::vector<float> gradient(model.parameter_count());
   if (reports)
     std::cout << "odbatch " << odbatch::library_version() << ": " << dist.world_size << " rank(s), "
@@ -102,9 +133,10 @@ int train(const TrainerOptions& options) {
               << " parameters\n";
 
   std::uint64_t steps = 0;
-  for (std::uint64_t epoch = 0; epoch < options.epochs; ++epoch) {
-    pipeline.start_epoch(epoch);
-    std::uint64_t epoch_steps = 0, idle_steps = 0, samples_seen = 0;
+  const std::uint64_t first_epoch = checkpoint ? checkpoint->epoch : 0;
+  for (std::uint64_t epoch = first_epoch; epoch < options.epochs; ++epoch) {
+    if (!(checkpoint && epoch == first_epoch)) pipeline.start_epoch(epoch);
+    std::uint64_t epoch_steps = 0, idle_steps = 0;
     // Summed loss and targets over all ranks: since the last log line, and over the epoch.
     double interval[2] = {0.0, 0.0}, whole_epoch[2] = {0.0, 0.0};
     while (!(options.max_steps && steps == *options.max_steps)) {
@@ -132,14 +164,22 @@ int train(const TrainerOptions& options) {
         interval[i] += step_loss[i];
         whole_epoch[i] += step_loss[i];
       }
-      samples_seen += info.global.samples;
       ++steps;
       ++epoch_steps;
       idle_steps += info.idle ? 1 : 0;
-      if (reports && epoch_steps % options.log_every == 0) {
-        std::cout << "epoch " << epoch << " step " << epoch_steps << " loss " << std::fixed
+      if (options.save_state_at && steps == *options.save_state_at) {
+        // Every rank's loader state, joined by rank 0, and the model (the same on every rank).
+        odbatch::save_checkpoint(options.state_file, pipeline.state(), std::chrono::minutes(1));
+        if (reports) model.save(options.state_file + ".model");
+        std::cout << "rank " << dist.rank << ": saved at step " << info.step + 1 << " of epoch "
+                  << epoch << '\n';
+        pipeline.depart();
+        return 0;
+      }
+      if (reports && (info.step + 1) % options.log_every == 0) {
+        std::cout << "epoch " << epoch << " step " << info.step + 1 << " loss " << std::fixed
                   << std::setprecision(4) << interval[0] / std::max(interval[1], 1.0) << " samples "
-                  << samples_seen << '/' << pipeline.dataset_records() << '\n'
+                  << info.global_samples_consumed << '/' << pipeline.dataset_records() << '\n'
                   << std::flush;
         interval[0] = interval[1] = 0.0;
       }
@@ -163,7 +203,7 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::cerr << "cpp trainer: " << e.what() << "\nusage: " << argv[0]
               << " PIPELINE.toml [--epochs N] [--max-steps N] [--dim D] [--classes C] [--lr X]"
-                 " [--log-every N]\n";
+                 " [--log-every N] [--save-state-at N --state FILE | --resume FILE]\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "cpp trainer: " << e.what() << '\n';

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -119,6 +120,27 @@ LossSum NextTokenModel::accumulate(const odbatch::Batch& batch, float weight,
 void NextTokenModel::sgd_step(std::span<const float> gradient, float learning_rate) {
   for (std::size_t i = 0; i < parameters_.size(); ++i)
     parameters_[i] -= learning_rate * gradient[i];
+}
+
+void NextTokenModel::save(const std::filesystem::path& file) const {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  const std::uint64_t count = parameters_.size();
+  out.write(reinterpret_cast<const char*>(&count), sizeof count);
+  out.write(reinterpret_cast<const char*>(parameters_.data()),
+            static_cast<std::streamsize>(count * sizeof(float)));
+  if (!out.flush()) throw std::runtime_error(file.string() + ": cannot write the model");
+}
+
+void NextTokenModel::load(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::uint64_t count = 0;
+  in.read(reinterpret_cast<char*>(&count), sizeof count);
+  if (!in || count != parameters_.size())
+    throw std::runtime_error(file.string() + ": not a model of " +
+                             std::to_string(parameters_.size()) + " parameters");
+  in.read(reinterpret_cast<char*>(parameters_.data()),
+          static_cast<std::streamsize>(count * sizeof(float)));
+  if (!in) throw std::runtime_error(file.string() + ": the model is cut short");
 }
 
 }  // namespace odbatch_example

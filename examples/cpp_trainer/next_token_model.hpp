@@ -4,6 +4,7 @@
 // token's class. Classes are the `classes - 1` lowest token ids (sentencepiece numbers its pieces
 // from the most to the least likely) and one class for every other id.
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <span>
 #include <vector>
@@ -43,6 +44,11 @@ class NextTokenModel {
   static std::uint64_t count_targets(const odbatch::Batch& batch);
 
   void sgd_step(std::span<const float> gradient, float learning_rate);
+
+  // The parameters as raw little-endian floats after their count; load() throws
+  // std::runtime_error naming the file when it is unreadable or of another shape.
+  void save(const std::filesystem::path& file) const;
+  void load(const std::filesystem::path& file);
 
   const ModelShape& shape() const { return shape_; }
 

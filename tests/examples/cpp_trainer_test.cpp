@@ -167,5 +167,39 @@ TEST_CASE("two trainer processes: the loss goes down over an epoch of the real d
   CHECK(run.out.find("rank 1: epoch 0:") != std::string::npos);
 }
 
+// Log lines "epoch E step S ..." from step `from` on.
+std::vector<std::string> log_lines_from(const std::string& out, std::uint64_t from) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string text; std::getline(in, text);) {
+    std::istringstream line(text);
+    std::string epoch_word, step_word;
+    std::uint64_t epoch = 0, step = 0;
+    if (line >> epoch_word >> epoch >> step_word >> step && epoch_word == "epoch" && step >= from)
+      lines.push_back(text);
+  }
+  return lines;
+}
+
+TEST_CASE("a trainer saved mid-epoch and resumed logs the losses of an uninterrupted run") {
+  test::require_dataset();
+  const auto config = trainer_config();
+  const auto state = test::scratch().path("cpp_trainer.ckpt");
+  const auto trainer = [&](const std::string& arguments) {
+    return test::run_cli("launch --nproc 2 -- " + test::shell_quoted(ODBATCH_CPP_TRAINER_PATH) +
+                         " " + test::shell_quoted(config) + " --log-every 4 " + arguments);
+  };
+  const auto whole = trainer("");
+  REQUIRE_MESSAGE(whole.status == 0, whole.err);
+  const auto saved = trainer("--save-state-at 10 --state " + test::shell_quoted(state));
+  REQUIRE_MESSAGE(saved.status == 0, saved.err);
+  const auto resumed = trainer("--resume " + test::shell_quoted(state));
+  REQUIRE_MESSAGE(resumed.status == 0, resumed.err);
+  // The interval ending at step 12 began before the cut; every later line is a full interval.
+  const auto expected = log_lines_from(whole.out, 16);
+  REQUIRE(expected.size() >= 3);
+  CHECK(log_lines_from(resumed.out, 16) == expected);
+}
+
 }  // namespace
 }  // namespace odbatch
