@@ -65,6 +65,7 @@ Report measure(const PipelineConfig& config, std::uint32_t world, std::uint64_t 
     const auto before_state = Clock::now();
     parts[rank] = pipeline.state();
     state_seconds[rank] = seconds_since(before_state);
+    pipeline.depart();
   });
   const auto checkpoint = join_checkpoint_parts(parts);
   on_every_rank(world, [&](DistEnv dist, std::uint32_t rank) {

@@ -77,6 +77,16 @@ TEST_CASE("one rank resumes at random cut points with the very batches of an uni
     }
 }
 
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
 struct RankRun {
   std::vector<std::shared_ptr<const Batch>> batches;
   Checkpoint part;
@@ -98,7 +108,10 @@ std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
       }
     });
   for (auto& thread : threads) thread.join();
-  for (const auto& run : runs) REQUIRE_FALSE(run.error);
+  for (std::uint32_t rank = 0; rank < world; ++rank) {
+    CAPTURE(rank);
+    REQUIRE_MESSAGE(!runs[rank].error, message_of(runs[rank].error));
+  }
   return runs;
 }
 
@@ -117,6 +130,8 @@ std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world
     pipeline.start_epoch(0);
     for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline.next_batch());
     run.part = pipeline.state();
+    // Leaving together: a rank that merely stopped would abort the others' rounds.
+    pipeline.depart();
   });
 }
 
