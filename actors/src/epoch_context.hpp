@@ -52,19 +52,20 @@ struct Wiring {
 // Where an epoch starts. A fresh epoch: round 0, step 0, its whole shard. A resumed one: its
 // sequence begins with `restored_ages.size()` samples that go back into the window of `round`
 // with these ages (the round is then replayed, its steps before `steps_taken` not emitted), then
-// the rest of its shard from `cursor`; onto another world size nothing is restored and rounds
-// start afresh at `round` with empty windows.
+// the rest of the rank's base sequence from `cursor`; onto another world size nothing is
+// restored and rounds start afresh at `round` with empty windows. The base sequence is the
+// rank's epoch shard or, after a resume onto another world size, what `origin` re-sharded.
 struct EpochStart {
   std::uint64_t round = 0;
   std::uint64_t round_first_step = 0;
   std::uint64_t steps_taken = 0;
   GlobalProgress before_round;
   std::vector<std::uint32_t> restored_ages;
-  // Shard positions the sequence's unrestored part starts at: cursors of later checkpoints
-  // count from the shard's start.
+  // Positions of the base sequence the unrestored part starts at: cursors of later checkpoints
+  // count from the base sequence's start.
   std::uint64_t cursor = 0;
-  // Resumed onto another world size: the sequence is no shard range any more.
-  bool resharded = false;
+  std::uint64_t base_size = 0;
+  std::shared_ptr<const Checkpoint> origin;
 };
 
 // A round as a checkpoint needs it: the rank's window at the round's start and, once planned,

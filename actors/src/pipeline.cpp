@@ -44,6 +44,10 @@ struct Pipeline::Impl {
   std::optional<std::string> departed;  // where this rank left the run
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
+  // A rank's base sequence: its epoch shard or, in an epoch resumed onto another world size,
+  // its part of what `origin`'s ranks had not emitted.
+  ShardSequence rank_sequence(std::uint64_t number, const Checkpoint* origin, std::uint32_t rank,
+                              std::uint32_t world) const;
   void spawn_epoch(std::uint64_t number, ShardSequence shard, actors::EpochStart start);
   // The part of a checkpoint that restarts epoch `number` from its beginning.
   Checkpoint epoch_beginning(std::uint64_t number) const;
@@ -100,6 +104,34 @@ EpochShard Pipeline::Impl::epoch_shard(std::uint64_t number, std::uint32_t rank,
   return EpochShard(resources->index->record_count(),
                     ShardSpec{config.batching.seed, number, config.source.shuffle,
                               config.source.split, rank, world});
+}
+
+ShardSequence Pipeline::Impl::rank_sequence(std::uint64_t number, const Checkpoint* origin,
+                                            std::uint32_t rank, std::uint32_t world) const {
+  if (!origin) return ShardSequence(epoch_shard(number, rank, world));
+  ShardSequence sequence;
+  for (const auto& slice : reshard_pending(*origin, world, rank)) {
+    const auto& old = origin->ranks[slice.old_rank];
+    std::vector<SampleId> untaken;
+    for (const auto& sample : old.window)
+      if (!sample.taken) untaken.push_back(sample.id);
+    const std::uint64_t in_window = untaken.size();
+    if (slice.begin < in_window)
+      sequence.append_ids(std::vector<SampleId>(
+          untaken.begin() + static_cast<std::ptrdiff_t>(slice.begin),
+          untaken.begin() + static_cast<std::ptrdiff_t>(std::min(slice.end, in_window))));
+    if (slice.end > in_window) {
+      const auto base = rank_sequence(number, origin->origin.get(), old.rank, origin->world_size);
+      if (base.size() != old.shard_size)
+        throw CheckpointError("cannot resume: rank " + std::to_string(old.rank) + " of " +
+                              std::to_string(origin->world_size) + " read " +
+                              std::to_string(old.shard_size) + " records, now " +
+                              std::to_string(base.size()));
+      sequence.append_range(base, old.cursor + std::max(slice.begin, in_window) - in_window,
+                            old.cursor + slice.end - in_window);
+    }
+  }
+  return sequence;
 }
 
 void Pipeline::Impl::spawn_epoch(std::uint64_t number, ShardSequence shard,
@@ -200,9 +232,10 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
   }
   impl_->end_current_epoch();
   impl_->stats->mark_started();
-  impl_->spawn_epoch(
-      epoch, ShardSequence(impl_->epoch_shard(epoch, impl_->dist.rank, impl_->dist.world_size)),
-      actors::EpochStart{});
+  auto shard = ShardSequence(impl_->epoch_shard(epoch, impl_->dist.rank, impl_->dist.world_size));
+  actors::EpochStart start;
+  start.base_size = shard.size();
+  impl_->spawn_epoch(epoch, std::move(shard), std::move(start));
 }
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
@@ -307,10 +340,6 @@ Checkpoint Pipeline::state() const {
   const auto number = impl_->epoch->epoch();
   if (impl_->epoch_finished) return impl_->epoch_beginning(number + 1);
   if (impl_->batches_taken == 0) return impl_->epoch_beginning(number);
-  if (impl_->epoch->start().resharded)
-    throw std::logic_error("state(): epoch " + std::to_string(number) +
-                           " was resumed onto another world size; checkpoints are possible again "
-                           "from the next epoch");
   const auto last = impl_->batches_taken - 1;
   const auto round = impl_->epoch->round_holding(last);
   // The step was emitted, so its round was planned and recorded, and is kept until a later step
@@ -324,6 +353,8 @@ Checkpoint Pipeline::state() const {
   mine.round = round->round;
   mine.round_first_step = round->first_step;
   mine.cursor = round->cursor;
+  mine.shard_size = impl_->epoch->start().base_size;
+  checkpoint.origin = impl_->epoch->start().origin;
   mine.before_round = round->before;
   mine.window = round->window;
   const auto taken_in_round = impl_->batches_taken - round->first_step;
@@ -362,10 +393,10 @@ std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
   if (checkpoint.world_size == world) {
     // The same ranks: replay the round that planned the last step taken, from its window.
     const auto& mine = checkpoint.ranks[rank];
-    const auto shard = impl.epoch_shard(number, rank, world);
-    if (mine.shard_size != shard.size())
-      throw CheckpointError("cannot resume: rank " + std::to_string(rank) + "'s shard has " +
-                            std::to_string(shard.size()) + " records, the checkpoint's " +
+    const auto base = impl.rank_sequence(number, checkpoint.origin.get(), rank, world);
+    if (mine.shard_size != base.size())
+      throw CheckpointError("cannot resume: rank " + std::to_string(rank) + " reads " +
+                            std::to_string(base.size()) + " records, the checkpoint's " +
                             std::to_string(mine.shard_size));
     std::vector<SampleId> window;
     for (const auto& sample : mine.window) {
@@ -373,34 +404,22 @@ std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
       start.restored_ages.push_back(sample.age);
     }
     sequence.append_ids(std::move(window));
-    sequence.append_range(shard, mine.cursor, shard.size());
+    sequence.append_range(base, mine.cursor, base.size());
     start.round = mine.round;
     start.round_first_step = mine.round_first_step;
     start.before_round = mine.before_round;
     start.cursor = mine.cursor;
+    start.base_size = base.size();
+    start.origin = checkpoint.origin;
   } else {
     // Other ranks: what no old rank emitted, re-sharded; rounds start afresh after the old ones.
-    for (const auto& slice : reshard_pending(checkpoint, world, rank)) {
-      const auto& old = checkpoint.ranks[slice.old_rank];
-      std::vector<SampleId> untaken;
-      for (const auto& sample : old.window)
-        if (!sample.taken) untaken.push_back(sample.id);
-      const std::uint64_t from_window = std::min<std::uint64_t>(slice.end, untaken.size());
-      if (slice.begin < from_window)
-        sequence.append_ids(
-            std::vector<SampleId>(untaken.begin() + static_cast<std::ptrdiff_t>(slice.begin),
-                                  untaken.begin() + static_cast<std::ptrdiff_t>(from_window)));
-      if (slice.end > untaken.size()) {
-        const auto shard = impl.epoch_shard(number, old.rank, checkpoint.world_size);
-        const std::uint64_t first = std::max<std::uint64_t>(slice.begin, untaken.size());
-        sequence.append_range(shard, old.cursor + first - untaken.size(),
-                              old.cursor + slice.end - untaken.size());
-      }
-    }
+    auto origin = std::make_shared<const Checkpoint>(checkpoint);
+    sequence = impl.rank_sequence(number, origin.get(), rank, world);
     start.round = checkpoint.ranks.front().round + 1;
     start.round_first_step = checkpoint.steps_taken;
     start.before_round = checkpoint.progress;
-    start.resharded = true;
+    start.base_size = sequence.size();
+    start.origin = std::move(origin);
   }
   impl.spawn_epoch(number, std::move(sequence), std::move(start));
   return pipeline;

@@ -16,6 +16,13 @@ void require(bool condition, const std::string& message) {
 
 }  // namespace
 
+bool operator==(const Checkpoint& a, const Checkpoint& b) {
+  const bool same_origin = a.origin == b.origin || (a.origin && b.origin && *a.origin == *b.origin);
+  return a.epoch == b.epoch && a.steps_taken == b.steps_taken && a.progress == b.progress &&
+         a.world_size == b.world_size && a.settings == b.settings && a.ranks == b.ranks &&
+         same_origin;
+}
+
 void validate_rank_checkpoint(const Checkpoint& header, const RankCheckpoint& rank) {
   const std::string who = "checkpoint of " + rank_name(rank.rank);
   require(header.world_size > 0, "checkpoint: world size 0");
@@ -50,6 +57,7 @@ Checkpoint join_checkpoint_parts(std::vector<Checkpoint> parts) {
   joined.progress = first.progress;
   joined.world_size = first.world_size;
   joined.settings = first.settings;
+  joined.origin = first.origin;
   std::map<std::uint32_t, RankCheckpoint> by_rank;
   for (auto& part : parts) {
     for (auto& rank : part.ranks) {
@@ -64,6 +72,9 @@ Checkpoint join_checkpoint_parts(std::vector<Checkpoint> parts) {
       require(part.progress == joined.progress,
               who + ": global progress differs from another part's");
       require(part.settings == joined.settings, who + ": settings differ from another part's");
+      require(part.origin == joined.origin ||
+                  (part.origin && joined.origin && *part.origin == *joined.origin),
+              who + ": resumed from another checkpoint than another part");
       validate_rank_checkpoint(part, rank);
       if (!by_rank.empty()) {
         const auto& other = by_rank.begin()->second;

@@ -96,10 +96,10 @@ class BodyReader {
   const std::string& source_;
 };
 
-}  // namespace
+// Origins nest at most this deep (one per re-sharding resume within an epoch).
+constexpr int kMaxOriginDepth = 64;
 
-std::vector<std::byte> encode_checkpoint(const Checkpoint& checkpoint) {
-  BodyWriter body;
+void write_body(const Checkpoint& checkpoint, BodyWriter& body) {
   body.number(checkpoint.epoch);
   body.number(checkpoint.steps_taken);
   body.number(checkpoint.progress.samples);
@@ -125,40 +125,11 @@ std::vector<std::byte> encode_checkpoint(const Checkpoint& checkpoint) {
       body.number((std::uint64_t{sample.age} << 1) | (sample.taken ? 1u : 0u));
     }
   }
-  const auto& bytes = body.bytes();
-  std::vector<std::byte> out(kHeaderSize + bytes.size() + kChecksumSize);
-  for (std::size_t i = 0; i < kMagic.size(); ++i) out[i] = static_cast<std::byte>(kMagic[i]);
-  wire::store_le<std::uint32_t>(out.data() + kMagic.size(), kCheckpointVersion);
-  wire::store_le<std::uint64_t>(out.data() + kMagic.size() + 4, bytes.size());
-  std::copy(bytes.begin(), bytes.end(), out.begin() + kHeaderSize);
-  wire::store_le<std::uint64_t>(out.data() + kHeaderSize + bytes.size(), checksum(bytes));
-  return out;
+  body.number(checkpoint.origin ? 1 : 0);
+  if (checkpoint.origin) write_body(*checkpoint.origin, body);
 }
 
-Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& source) {
-  const auto fail = [&](const std::string& problem) -> CheckpointError {
-    return CheckpointError(source + ": " + problem);
-  };
-  if (bytes.size() < kMagic.size() ||
-      !std::equal(kMagic.begin(), kMagic.end(), bytes.begin(),
-                  [](char c, std::byte b) { return static_cast<std::byte>(c) == b; }))
-    throw fail("not an odbatch checkpoint (no checkpoint header)");
-  if (bytes.size() < kHeaderSize + kChecksumSize)
-    throw fail("truncated checkpoint: " + std::to_string(bytes.size()) + " bytes");
-  const auto version = wire::load_le<std::uint32_t>(bytes.data() + kMagic.size());
-  if (version != kCheckpointVersion)
-    throw fail("checkpoint format version " + std::to_string(version) + ", this odbatch reads " +
-               std::to_string(kCheckpointVersion));
-  const auto length = wire::load_le<std::uint64_t>(bytes.data() + kMagic.size() + 4);
-  if (length != bytes.size() - kHeaderSize - kChecksumSize)
-    throw fail("truncated checkpoint: the header announces " + std::to_string(length) +
-               " bytes of content, the file has " +
-               std::to_string(bytes.size() - kHeaderSize - kChecksumSize));
-  const auto body = bytes.subspan(kHeaderSize, length);
-  if (wire::load_le<std::uint64_t>(bytes.data() + kHeaderSize + length) != checksum(body))
-    throw fail("corrupt checkpoint: checksum mismatch");
-
-  BodyReader in(body, kHeaderSize, source);
+Checkpoint read_body(BodyReader& in, int depth) {
   Checkpoint checkpoint;
   checkpoint.epoch = in.number("epoch");
   checkpoint.steps_taken = in.number("steps taken");
@@ -194,9 +165,59 @@ Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string
     }
     checkpoint.ranks.push_back(std::move(rank));
   }
-  if (!in.done()) in.fail("bytes after the last rank");
+  const auto has_origin = in.number("origin flag");
+  if (has_origin > 1) in.fail("origin flag " + std::to_string(has_origin));
+  if (has_origin) {
+    if (depth == kMaxOriginDepth) in.fail("origins nested deeper than " + std::to_string(depth));
+    checkpoint.origin = std::make_shared<const Checkpoint>(read_body(in, depth + 1));
+  }
+  return checkpoint;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_checkpoint(const Checkpoint& checkpoint) {
+  BodyWriter body;
+  write_body(checkpoint, body);
+  const auto& bytes = body.bytes();
+  std::vector<std::byte> out(kHeaderSize + bytes.size() + kChecksumSize);
+  for (std::size_t i = 0; i < kMagic.size(); ++i) out[i] = static_cast<std::byte>(kMagic[i]);
+  wire::store_le<std::uint32_t>(out.data() + kMagic.size(), kCheckpointVersion);
+  wire::store_le<std::uint64_t>(out.data() + kMagic.size() + 4, bytes.size());
+  std::copy(bytes.begin(), bytes.end(), out.begin() + kHeaderSize);
+  wire::store_le<std::uint64_t>(out.data() + kHeaderSize + bytes.size(), checksum(bytes));
+  return out;
+}
+
+Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& source) {
+  const auto fail = [&](const std::string& problem) -> CheckpointError {
+    return CheckpointError(source + ": " + problem);
+  };
+  if (bytes.size() < kMagic.size() ||
+      !std::equal(kMagic.begin(), kMagic.end(), bytes.begin(),
+                  [](char c, std::byte b) { return static_cast<std::byte>(c) == b; }))
+    throw fail("not an odbatch checkpoint (no checkpoint header)");
+  if (bytes.size() < kHeaderSize + kChecksumSize)
+    throw fail("truncated checkpoint: " + std::to_string(bytes.size()) + " bytes");
+  const auto version = wire::load_le<std::uint32_t>(bytes.data() + kMagic.size());
+  if (version != kCheckpointVersion)
+    throw fail("checkpoint format version " + std::to_string(version) + ", this odbatch reads " +
+               std::to_string(kCheckpointVersion));
+  const auto length = wire::load_le<std::uint64_t>(bytes.data() + kMagic.size() + 4);
+  if (length != bytes.size() - kHeaderSize - kChecksumSize)
+    throw fail("truncated checkpoint: the header announces " + std::to_string(length) +
+               " bytes of content, the file has " +
+               std::to_string(bytes.size() - kHeaderSize - kChecksumSize));
+  const auto body = bytes.subspan(kHeaderSize, length);
+  if (wire::load_le<std::uint64_t>(bytes.data() + kHeaderSize + length) != checksum(body))
+    throw fail("corrupt checkpoint: checksum mismatch");
+
+  BodyReader in(body, kHeaderSize, source);
+  Checkpoint checkpoint = read_body(in, 0);
+  if (!in.done()) in.fail("bytes after the checkpoint");
   try {
-    for (const auto& rank : checkpoint.ranks) validate_rank_checkpoint(checkpoint, rank);
+    for (const Checkpoint* c = &checkpoint; c; c = c->origin.get())
+      for (const auto& rank : c->ranks) validate_rank_checkpoint(*c, rank);
   } catch (const CheckpointError& e) {
     throw fail(e.what());
   }

@@ -29,6 +29,29 @@ void ShardSequence::append_range(const EpochShard& shard, std::uint64_t begin, s
   pieces_.push_back(std::move(piece));
 }
 
+void ShardSequence::append_range(const ShardSequence& other, std::uint64_t begin,
+                                 std::uint64_t end) {
+  if (begin > end || end > other.size())
+    throw std::out_of_range("sequence positions [" + std::to_string(begin) + ", " +
+                            std::to_string(end) + ") of a sequence of " +
+                            std::to_string(other.size()));
+  for (std::size_t i = 0; i < other.pieces_.size(); ++i) {
+    const auto& piece = other.pieces_[i];
+    const std::uint64_t piece_end =
+        i + 1 < other.pieces_.size() ? other.pieces_[i + 1].start : other.size();
+    const std::uint64_t from = std::max(begin, piece.start), to = std::min(end, piece_end);
+    if (from >= to) continue;
+    if (piece.ids.empty()) {
+      const auto at = piece.shard_begin + (from - piece.start);
+      append_range(piece.shard, at, at + (to - from));
+    } else {
+      append_ids(
+          std::vector<SampleId>(piece.ids.begin() + static_cast<std::ptrdiff_t>(from - piece.start),
+                                piece.ids.begin() + static_cast<std::ptrdiff_t>(to - piece.start)));
+    }
+  }
+}
+
 SampleId ShardSequence::operator[](std::uint64_t i) const {
   // Most sequences are one piece; resumed ones a few.
   auto piece = pieces_.begin();

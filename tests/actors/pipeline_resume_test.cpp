@@ -203,6 +203,48 @@ TEST_CASE("resumed onto another world size, every sample not yet emitted is emit
   }
 }
 
+// Resumes `checkpoint` on `world` ranks, takes `steps` batches each and saves again.
+std::vector<RankRun> resumed_and_cut(const PipelineConfig& config, std::uint32_t world,
+                                     const Checkpoint& checkpoint, std::uint64_t steps) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    const auto pipeline = Pipeline::resume(config, std::move(dist), checkpoint);
+    for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline->next_batch());
+    run.part = pipeline->state();
+    pipeline->depart();
+  });
+}
+
+TEST_CASE("an epoch resumed onto another world size is saved and resumed again") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto config = resume_config(dir.path());
+  std::multiset<SampleId> expected;
+  for (const auto& run : whole_epoch(config, 1))
+    for (const auto& batch : run.batches)
+      for (const auto id : batch->step_info().sample_ids) expected.insert(id);
+  const auto first = cut_epoch(config, 3, 3);
+  const auto from_three = joined(first);
+  const auto uninterrupted = resumed_epoch(config, 2, from_three);
+  const auto second = resumed_and_cut(config, 2, from_three, 4);
+  const auto from_two = joined(second);
+  REQUIRE(from_two.origin);
+  CHECK(*from_two.origin == from_three);
+  CHECK(from_two.steps_taken == 7);
+  // The same two ranks go on with the batches the resumed run would have yielded.
+  const auto again = resumed_epoch(config, 2, from_two);
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    CAPTURE(rank);
+    const std::vector<std::shared_ptr<const Batch>> rest(uninterrupted[rank].batches.begin() + 4,
+                                                         uninterrupted[rank].batches.end());
+    CHECK(test::batch_digests(again[rank].batches) == test::batch_digests(rest));
+  }
+  // Onto three ranks again: every sample of the epoch once over all the runs.
+  const auto third = resumed_epoch(config, 3, from_two);
+  auto ids = emitted_ids(first, second);
+  for (const auto& id : emitted_ids({}, third)) ids.insert(id);
+  CHECK(ids == expected);
+}
+
 TEST_CASE(
     "a checkpoint at an epoch's end resumes with the next epoch, neither skipped nor repeated") {
   test::require_dataset();

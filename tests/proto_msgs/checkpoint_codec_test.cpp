@@ -47,6 +47,17 @@ TEST_CASE("a checkpoint round-trips through its encoding") {
   const auto checkpoint = sample_checkpoint(100);
   CHECK(decode_checkpoint(encode_checkpoint(checkpoint), "x") == checkpoint);
   CHECK(decode_checkpoint(encode_checkpoint(Checkpoint{}), "x") == Checkpoint{});
+  // An epoch resumed twice onto other world sizes carries both checkpoints it came from.
+  auto resumed = sample_checkpoint(3);
+  auto middle = sample_checkpoint(2);
+  middle.origin = std::make_shared<const Checkpoint>(sample_checkpoint(1));
+  resumed.origin = std::make_shared<const Checkpoint>(middle);
+  const auto decoded = decode_checkpoint(encode_checkpoint(resumed), "x");
+  CHECK(decoded == resumed);
+  REQUIRE(decoded.origin);
+  REQUIRE(decoded.origin->origin);
+  CHECK(decoded.origin->origin->ranks.front().window.size() == 1);
+  CHECK_FALSE(decoded == sample_checkpoint(3));
 }
 
 TEST_CASE("every truncation and every corrupted byte is an error naming the file") {

@@ -59,9 +59,10 @@ class Pipeline {
   // This rank's part of a checkpoint at the current step boundary: after the batches the
   // trainer took (not those prepared ahead), small (window ids and ages, counters), from the
   // trainer's thread between next_batch() calls. Every rank saves its part at the same step;
-  // join_checkpoint_parts() makes one checkpoint of them. After an epoch's end it names the next
-  // epoch's start. Throws std::logic_error after depart(), or in an epoch resumed onto another
-  // world size (checkpoints work again from the next epoch).
+  // join_checkpoint_parts() (or save_checkpoint()) makes one checkpoint of them; a rank that
+  // stops after saving departs (depart()) so as not to abort the others. After an epoch's end it
+  // names the next epoch's start. In an epoch resumed onto another world size it carries the
+  // checkpoint the epoch came from. Throws std::logic_error after depart().
   Checkpoint state() const;
 
   // Starts (or restarts) an epoch: the shard is a function of seed, epoch, rank and world size.

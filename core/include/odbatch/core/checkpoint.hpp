@@ -5,6 +5,7 @@
 // of ranks. Samples are named by id, never stored: a rank's part is its window's ids and ages at
 // the start of the round holding the next step, and a few counters.
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,7 +63,12 @@ struct Checkpoint {
   std::vector<CheckpointSetting> settings;
   // A rank's part holds its own; a joined checkpoint every rank's, in rank order.
   std::vector<RankCheckpoint> ranks;
-  friend bool operator==(const Checkpoint&, const Checkpoint&) = default;
+  // Set when the epoch was itself resumed onto another world size: the checkpoint it was resumed
+  // from. Its ranks' pending samples, re-sharded, are this checkpoint's rank sequences, along
+  // which cursors and shard sizes count (instead of along epoch shards).
+  std::shared_ptr<const Checkpoint> origin;
+  // Compares origins by value.
+  friend bool operator==(const Checkpoint& a, const Checkpoint& b);
 };
 
 // A checkpoint that cannot be used: unreadable, corrupt, incomplete, inconsistent or made for
@@ -88,7 +94,8 @@ std::vector<std::string> setting_mismatches(const std::vector<CheckpointSetting>
                                             const std::vector<CheckpointSetting>& current);
 
 // Re-sharding. An old rank's pending sequence is what it had not emitted: the samples of its
-// window not taken, in window order, then its shard positions [cursor, shard_size).
+// window not taken, in window order, then the positions [cursor, shard_size) of its sequence (its
+// epoch shard, or what an origin gave it).
 std::uint64_t pending_samples(const RankCheckpoint& rank);
 
 // Positions [begin, end) of old rank `old_rank`'s pending sequence.

@@ -16,8 +16,9 @@ class ShardSequence {
   explicit ShardSequence(const EpochShard& shard) { append_range(shard, 0, shard.size()); }
 
   void append_ids(std::vector<SampleId> ids);
-  // Positions [begin, end) of `shard`; throws std::out_of_range past its end.
+  // Positions [begin, end) of `shard` or of another sequence; throw std::out_of_range past its end.
   void append_range(const EpochShard& shard, std::uint64_t begin, std::uint64_t end);
+  void append_range(const ShardSequence& other, std::uint64_t begin, std::uint64_t end);
 
   std::uint64_t size() const { return size_; }
   // The id at position `i` (< size()).
