@@ -28,6 +28,7 @@
 #include "odbatch/runtime/cuda/batch_block_layout.hpp"
 #include "odbatch/runtime/cuda/cuda_error.hpp"
 #include "odbatch/runtime/cuda/cuda_stager.hpp"
+#include "odbatch/runtime/cuda/cuda_stream.hpp"
 #include "odbatch/runtime/cuda/pinned_buffer_pool.hpp"
 
 namespace odbatch::bench {
@@ -81,24 +82,6 @@ std::shared_ptr<Batch> make_batch(const Options& options, std::uint32_t seed) {
   BatchCollator({BatchLayout::packed, 0, 0}).collate(rows, {}, *batch);
   return batch;
 }
-
-class Stream {
- public:
-  Stream() {
-    check_cuda_call(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-                    "cudaStreamCreateWithFlags");
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() { cudaStreamDestroy(stream_); }
-  cudaStream_t get() const { return stream_; }
-  void synchronize() const {
-    check_cuda_call(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
 
 class DeviceBuffer {
  public:
@@ -168,7 +151,7 @@ class Sgemm {
 // Runs `steps` trainer steps, each: wait for the staged batch, compute, release, stage the next
 // (so that its copy overlaps this step's compute). Host milliseconds per step, after warm-up.
 double staged_step_ms(CudaStager& stager, const std::vector<std::shared_ptr<Batch>>& batches,
-                      const Stream& compute, Sgemm* sgemm, int gemms, std::size_t steps) {
+                      const CudaStream& compute, Sgemm* sgemm, int gemms, std::size_t steps) {
   std::size_t next = 0;
   const auto stage_next = [&] { stager.stage(batches[next++ % batches.size()]); };
   stage_next();
@@ -218,7 +201,7 @@ int run(const Options& options) {
                      {"block_bytes", layout.total_bytes},
                      {"slots", options.slots}};
 
-  const Stream compute;
+  const CudaStream compute;
   const int steps = static_cast<int>(options.batches);
 
   // The link's peak: the same bytes from pinned memory, back to back on one stream.

@@ -43,6 +43,7 @@
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/runtime/cuda/cuda_error.hpp"
 #include "odbatch/runtime/cuda/cuda_stager.hpp"
+#include "odbatch/runtime/cuda/cuda_stream.hpp"
 #include "odbatch/runtime/dist_env.hpp"
 #include "odbatch/runtime/nccl_bootstrap.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
@@ -198,21 +199,6 @@ class LossAllreduce {
   ncclComm_t comm_ = nullptr;
 };
 
-class Stream {
- public:
-  Stream() {
-    check_cuda_call(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-                    "cudaStreamCreateWithFlags");
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() { cudaStreamDestroy(stream_); }
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // LOCAL_WORLD_SIZE as odbatch launch and torchrun set it; 0 where it is absent or malformed.
 std::uint32_t local_world_size() {
   const char* text = std::getenv("LOCAL_WORLD_SIZE");
@@ -243,7 +229,7 @@ int train(const Options& options, int gpus) {
   odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(options.config_file), dist,
                              pipeline_options);
   LossAllreduce allreduce(dist);
-  const Stream compute;
+  const odbatch::CudaStream compute;
   TinyModel model(options.hidden, compute.get());
   odbatch::CudaStager stager;  // two slots: the next batch's copy runs while this step computes
   float* host_loss = nullptr;

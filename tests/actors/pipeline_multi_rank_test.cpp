@@ -23,17 +23,6 @@ struct RankRun {
   std::exception_ptr error;
 };
 
-std::string message_of(const std::exception_ptr& error) {
-  if (!error) return "no error";
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 TEST_CASE("three ranks in one process: aligned steps, agreed totals, every record once") {
   test::require_dataset();
   const test::TempDir dir;
@@ -74,7 +63,7 @@ TEST_CASE("three ranks in one process: aligned steps, agreed totals, every recor
   for (auto& thread : threads) thread.join();
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
-    REQUIRE_MESSAGE(!runs[rank].error, message_of(runs[rank].error));
+    REQUIRE_MESSAGE(!runs[rank].error, test::exception_message(runs[rank].error));
   }
 
   const std::size_t steps = runs[0].batches.size();

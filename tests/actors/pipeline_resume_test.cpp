@@ -77,16 +77,6 @@ TEST_CASE("one rank resumes at random cut points with the very batches of an uni
     }
 }
 
-std::string message_of(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 struct RankRun {
   std::vector<std::shared_ptr<const Batch>> batches;
   Checkpoint part;
@@ -110,7 +100,7 @@ std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
   for (auto& thread : threads) thread.join();
   for (std::uint32_t rank = 0; rank < world; ++rank) {
     CAPTURE(rank);
-    REQUIRE_MESSAGE(!runs[rank].error, message_of(runs[rank].error));
+    REQUIRE_MESSAGE(!runs[rank].error, test::exception_message(runs[rank].error));
   }
   return runs;
 }
@@ -185,10 +175,7 @@ TEST_CASE("resumed onto another world size, every sample not yet emitted is emit
   test::require_dataset();
   const test::TempDir dir;
   const auto config = resume_config(dir.path());
-  std::multiset<SampleId> expected;
-  for (const auto& run : whole_epoch(config, 1))
-    for (const auto& batch : run.batches)
-      for (const auto id : batch->step_info().sample_ids) expected.insert(id);
+  const auto expected = emitted_ids(whole_epoch(config, 1), {});
   for (const auto& [from, to] : {std::pair{4u, 2u}, std::pair{2u, 3u}}) {
     CAPTURE(from);
     CAPTURE(to);
@@ -218,10 +205,7 @@ TEST_CASE("an epoch resumed onto another world size is saved and resumed again")
   test::require_dataset();
   const test::TempDir dir;
   const auto config = resume_config(dir.path());
-  std::multiset<SampleId> expected;
-  for (const auto& run : whole_epoch(config, 1))
-    for (const auto& batch : run.batches)
-      for (const auto id : batch->step_info().sample_ids) expected.insert(id);
+  const auto expected = emitted_ids(whole_epoch(config, 1), {});
   const auto first = cut_epoch(config, 3, 3);
   const auto from_three = joined(first);
   const auto uninterrupted = resumed_epoch(config, 2, from_three);

@@ -219,6 +219,17 @@ PipelineConfig small_config(const std::vector<std::filesystem::path>& files) {
   return config;
 }
 
+std::string exception_message(const std::exception_ptr& error) {
+  if (!error) return "no error";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception of unknown type";
+  }
+}
+
 std::vector<std::shared_ptr<const Batch>> drain(Pipeline& pipeline) {
   std::vector<std::shared_ptr<const Batch>> batches;
   while (auto batch = pipeline.next_batch()) batches.push_back(std::move(batch));

@@ -3,6 +3,7 @@
 // of it written to a temporary directory, a small pipeline configuration, draining an epoch,
 // digests of batches, the ledger file, and the checks every batch must pass.
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -53,6 +54,9 @@ void write_jsonl(const std::filesystem::path& file, const std::vector<SftRecord>
 // A pipeline over `files` with data/images as image root, the dataset's tokenizer, small images
 // (at most 256 visual tokens), a 4096-token budget and a window of 64: small enough for tests.
 PipelineConfig small_config(const std::vector<std::filesystem::path>& files);
+
+// What an exception a rank's thread caught says, for a failing check's message.
+std::string exception_message(const std::exception_ptr& error);
 
 // Runs the current epoch to its end.
 std::vector<std::shared_ptr<const Batch>> drain(Pipeline& pipeline);

@@ -82,7 +82,7 @@ TEST_CASE("the ranks' loss-scaled gradients average to one process's per-target 
   test::require_dataset();
   const test::TempDir dir;
   const auto runs = run_ranks(uneven_config(dir.path()));
-  for (const auto& run : runs) REQUIRE_FALSE(run.error);
+  for (const auto& run : runs) REQUIRE_MESSAGE(!run.error, test::exception_message(run.error));
   const NextTokenModel model({runs[0].vocab, 8, 64}, /*seed=*/7);
   const std::size_t steps = runs[0].batches.size();
   REQUIRE(steps > 3);

@@ -20,6 +20,7 @@
 #include "odbatch/runtime/cuda/batch_block_layout.hpp"
 #include "odbatch/runtime/cuda/cuda_error.hpp"
 #include "odbatch/runtime/cuda/cuda_stager.hpp"
+#include "odbatch/runtime/cuda/cuda_stream.hpp"
 #include "odbatch/runtime/cuda/device_batch.hpp"
 #include "odbatch/runtime/cuda/pinned_buffer_pool.hpp"
 
@@ -87,25 +88,9 @@ std::vector<T> as_vector(std::span<const T> values) {
   return {values.begin(), values.end()};
 }
 
-class Stream {
- public:
-  Stream() {
-    check_cuda_call(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-                    "cudaStreamCreateWithFlags");
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() { cudaStreamDestroy(stream_); }
-  cudaStream_t get() const { return stream_; }
-  void synchronize() const { check_cuda_call(cudaStreamSynchronize(stream_), "sync"); }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 // Copies a device field back, in order with the work on `stream`.
 template <typename T>
-std::vector<T> copy_back(const DeviceSpan<T>& field, const Stream& stream) {
+std::vector<T> copy_back(const DeviceSpan<T>& field, const CudaStream& stream) {
   std::vector<T> host(field.size);
   if (!field.empty())
     check_cuda_call(cudaMemcpyAsync(host.data(), field.data, field.size_bytes(),
@@ -115,7 +100,7 @@ std::vector<T> copy_back(const DeviceSpan<T>& field, const Stream& stream) {
   return host;
 }
 
-void check_same(const DeviceBatch& device, const Batch& host, const Stream& stream) {
+void check_same(const DeviceBatch& device, const Batch& host, const CudaStream& stream) {
   CHECK(device.layout == host.layout());
   CHECK(device.rows == host.rows());
   CHECK(device.seq_len == host.seq_len());
@@ -186,7 +171,7 @@ TEST_CASE("a written block holds every field at its offset and describes a devic
 
 TEST_CASE("a padded batch arrives on the device byte for byte" * doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager;
   const auto batch = make_batch({}, 1);
   stager.stage(batch);
@@ -202,7 +187,7 @@ TEST_CASE("a padded batch arrives on the device byte for byte" * doctest::skip(k
 TEST_CASE("a packed batch with images arrives on the device byte for byte" *
           doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager;
   BatchShape shape;
   shape.layout = BatchLayout::packed;
@@ -220,7 +205,7 @@ TEST_CASE("a packed batch with images arrives on the device byte for byte" *
 TEST_CASE("batches in flight come out in staging order, each with its own bytes" *
           doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager({.slots = 3, .initial_slot_bytes = 0});
   std::vector<std::shared_ptr<Batch>> batches;
   for (std::uint32_t seed = 10; seed < 13; ++seed) {
@@ -254,7 +239,7 @@ TEST_CASE("batches in flight come out in staging order, each with its own bytes"
 TEST_CASE("a slot is refilled only after the compute stream's work on it has run" *
           doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager({.slots = 1, .initial_slot_bytes = 0});
   const auto first = make_batch({}, 20);
   const auto second = make_batch({}, 21);
@@ -277,7 +262,7 @@ TEST_CASE("a slot is refilled only after the compute stream's work on it has run
   // Opens the gate on every way out, so that the host function never outlives `gate`.
   struct OpenOnExit {
     Gate& gate;
-    const Stream& stream;
+    const CudaStream& stream;
     ~OpenOnExit() {
       gate.open = true;
       cudaStreamSynchronize(stream.get());
@@ -318,7 +303,7 @@ TEST_CASE("a slot is refilled only after the compute stream's work on it has run
 
 TEST_CASE("a batch larger than its slot grows the slot" * doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager({.slots = 1, .initial_slot_bytes = 1});
   CHECK(stager.stats().device_allocations == 1);
   const auto small = make_batch({}, 30);
@@ -381,7 +366,7 @@ TEST_CASE("a free buffer too small for a request is reallocated larger" * doctes
 
 TEST_CASE("a steady stream of batches allocates nothing once warm" * doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager;
   for (std::uint32_t seed = 40; seed < 80; ++seed) {
     stager.stage(make_batch({}, seed));
@@ -396,7 +381,7 @@ TEST_CASE("a steady stream of batches allocates nothing once warm" * doctest::sk
 
 TEST_CASE("misuse is reported as a logic error" * doctest::skip(kNoGpu)) {
   require_gpu();
-  const Stream compute;
+  const CudaStream compute;
   CudaStager stager;
   CHECK_THROWS_AS(stager.wait(compute.get()), std::logic_error);
   stager.stage(make_batch({}, 50));
