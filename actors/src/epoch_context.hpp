@@ -60,12 +60,17 @@ struct EpochStart {
   std::uint64_t round_first_step = 0;
   std::uint64_t steps_taken = 0;
   GlobalProgress before_round;
+  GlobalProgress progress;  // at steps_taken
   std::vector<std::uint32_t> restored_ages;
   // Positions of the base sequence the unrestored part starts at: cursors of later checkpoints
   // count from the base sequence's start.
   std::uint64_t cursor = 0;
   std::uint64_t base_size = 0;
   std::shared_ptr<const Checkpoint> origin;
+  // What state() returns while the trainer has taken no batch since the resume (the replayed
+  // round may not even be planned yet): the rank's part of the checkpoint resumed from, or, onto
+  // another world size, the start of its re-sharded sequence.
+  std::optional<Checkpoint> resumed_part;
 };
 
 // A round as a checkpoint needs it: the rank's window at the round's start and, once planned,

@@ -39,9 +39,10 @@ struct Pipeline::Impl {
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
-  std::uint64_t batches_taken = 0;      // of the current epoch
-  GlobalProgress progress_taken;        // after the last batch taken
-  std::optional<std::string> departed;  // where this rank left the run
+  std::uint64_t batches_taken = 0;          // of the current epoch
+  GlobalProgress progress_taken;            // after the last batch taken
+  std::vector<CheckpointSetting> settings;  // what a checkpoint of this pipeline records
+  std::optional<std::string> departed;      // where this rank left the run
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
   // A rank's base sequence: its epoch shard or, in an epoch resumed onto another world size,
@@ -139,7 +140,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, ShardSequence shard,
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
   stats->batch_queue.capacity.store(queue->capacity(), std::memory_order_relaxed);
   const auto steps_taken = start.steps_taken;
-  progress_taken = start.steps_taken > 0 ? start.before_round : GlobalProgress{};
+  progress_taken = start.progress;
   epoch = std::make_shared<EpochContext>(resources, number, std::move(shard), std::move(start),
                                          queue, *stats, ledger.get(), *collective, recorder.get(),
                                          abort_hook.get());
@@ -207,6 +208,7 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
   impl_->system_config->set("scheduler.max-threads",
                             scheduler_threads(impl_->resources->config.flow));
   impl_->system = std::make_unique<caf::actor_system>(*impl_->system_config);
+  impl_->settings = checkpoint_settings(impl_->resources->config, *impl_->resources->index);
   impl_->start_metrics();
 }
 
@@ -326,7 +328,7 @@ Checkpoint Pipeline::Impl::epoch_beginning(std::uint64_t number) const {
   Checkpoint checkpoint;
   checkpoint.epoch = number;
   checkpoint.world_size = dist.world_size;
-  checkpoint.settings = checkpoint_settings(resources->config, *resources->index);
+  checkpoint.settings = settings;
   RankCheckpoint mine;
   mine.rank = dist.rank;
   mine.shard_size = epoch_shard(number, dist.rank, dist.world_size).size();
@@ -340,6 +342,8 @@ Checkpoint Pipeline::state() const {
   const auto number = impl_->epoch->epoch();
   if (impl_->epoch_finished) return impl_->epoch_beginning(number + 1);
   if (impl_->batches_taken == 0) return impl_->epoch_beginning(number);
+  const auto& start = impl_->epoch->start();
+  if (start.resumed_part && impl_->batches_taken == start.steps_taken) return *start.resumed_part;
   const auto last = impl_->batches_taken - 1;
   const auto round = impl_->epoch->round_holding(last);
   // The step was emitted, so its round was planned and recorded, and is kept until a later step
@@ -368,60 +372,83 @@ std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
   auto pipeline =
       std::make_unique<Pipeline>(std::move(config), std::move(dist), std::move(options));
   auto& impl = *pipeline->impl_;
-  const auto mismatches = setting_mismatches(
-      checkpoint.settings, checkpoint_settings(impl.resources->config, *impl.resources->index));
-  if (!mismatches.empty()) {
-    std::string message = "cannot resume from this checkpoint:";
-    for (const auto& mismatch : mismatches) message += "\n  " + mismatch;
-    throw CheckpointError(message);
-  }
-  if (checkpoint.ranks.size() != checkpoint.world_size)
-    throw CheckpointError("cannot resume: the checkpoint holds " +
-                          std::to_string(checkpoint.ranks.size()) + " of its " +
-                          std::to_string(checkpoint.world_size) +
-                          " ranks' parts (join every rank's state() first)");
-  const auto number = checkpoint.epoch;
-  if (checkpoint.steps_taken == 0) {
-    pipeline->start_epoch(number);
-    return pipeline;
-  }
-  const auto rank = impl.dist.rank, world = impl.dist.world_size;
-  impl.stats->mark_started();
-  ShardSequence sequence;
-  actors::EpochStart start;
-  start.steps_taken = checkpoint.steps_taken;
-  if (checkpoint.world_size == world) {
-    // The same ranks: replay the round that planned the last step taken, from its window.
-    const auto& mine = checkpoint.ranks[rank];
-    const auto base = impl.rank_sequence(number, checkpoint.origin.get(), rank, world);
-    if (mine.shard_size != base.size())
-      throw CheckpointError("cannot resume: rank " + std::to_string(rank) + " reads " +
-                            std::to_string(base.size()) + " records, the checkpoint's " +
-                            std::to_string(mine.shard_size));
-    std::vector<SampleId> window;
-    for (const auto& sample : mine.window) {
-      window.push_back(sample.id);
-      start.restored_ages.push_back(sample.age);
+  try {
+    const auto mismatches = setting_mismatches(checkpoint.settings, impl.settings);
+    if (!mismatches.empty()) {
+      std::string message = "cannot resume from this checkpoint:";
+      for (const auto& mismatch : mismatches) message += "\n  " + mismatch;
+      throw CheckpointError(message);
     }
-    sequence.append_ids(std::move(window));
-    sequence.append_range(base, mine.cursor, base.size());
-    start.round = mine.round;
-    start.round_first_step = mine.round_first_step;
-    start.before_round = mine.before_round;
-    start.cursor = mine.cursor;
-    start.base_size = base.size();
-    start.origin = checkpoint.origin;
-  } else {
-    // Other ranks: what no old rank emitted, re-sharded; rounds start afresh after the old ones.
-    auto origin = std::make_shared<const Checkpoint>(checkpoint);
-    sequence = impl.rank_sequence(number, origin.get(), rank, world);
-    start.round = checkpoint.ranks.front().round + 1;
-    start.round_first_step = checkpoint.steps_taken;
-    start.before_round = checkpoint.progress;
-    start.base_size = sequence.size();
-    start.origin = std::move(origin);
+    if (checkpoint.ranks.size() != checkpoint.world_size)
+      throw CheckpointError("cannot resume: the checkpoint holds " +
+                            std::to_string(checkpoint.ranks.size()) + " of its " +
+                            std::to_string(checkpoint.world_size) +
+                            " ranks' parts (join every rank's state() first)");
+    for (std::uint32_t r = 0; r < checkpoint.world_size; ++r)
+      if (checkpoint.ranks[r].rank != r)
+        throw CheckpointError("cannot resume: the checkpoint's parts are not in rank order");
+    const auto number = checkpoint.epoch;
+    if (checkpoint.steps_taken == 0) {
+      pipeline->start_epoch(number);
+      return pipeline;
+    }
+    const auto rank = impl.dist.rank, world = impl.dist.world_size;
+    ShardSequence sequence;
+    actors::EpochStart start;
+    start.steps_taken = checkpoint.steps_taken;
+    start.progress = checkpoint.progress;
+    Checkpoint part = checkpoint;
+    part.world_size = world;
+    part.ranks.clear();
+    if (checkpoint.world_size == world) {
+      // The same ranks: replay the round that planned the last step taken, from its window.
+      const auto& mine = checkpoint.ranks[rank];
+      const auto base = impl.rank_sequence(number, checkpoint.origin.get(), rank, world);
+      if (mine.shard_size != base.size())
+        throw CheckpointError("cannot resume: rank " + std::to_string(rank) + " reads " +
+                              std::to_string(base.size()) + " records, the checkpoint's " +
+                              std::to_string(mine.shard_size));
+      std::vector<SampleId> window;
+      for (const auto& sample : mine.window) {
+        window.push_back(sample.id);
+        start.restored_ages.push_back(sample.age);
+      }
+      sequence.append_ids(std::move(window));
+      sequence.append_range(base, mine.cursor, base.size());
+      start.round = mine.round;
+      start.round_first_step = mine.round_first_step;
+      start.before_round = mine.before_round;
+      start.cursor = mine.cursor;
+      start.base_size = base.size();
+      start.origin = checkpoint.origin;
+      part.ranks.push_back(mine);
+    } else {
+      // Other ranks: what no old rank emitted, re-sharded; rounds start afresh after the old ones.
+      auto origin = std::make_shared<const Checkpoint>(checkpoint);
+      sequence = impl.rank_sequence(number, origin.get(), rank, world);
+      start.round = checkpoint.ranks.front().round + 1;
+      start.round_first_step = checkpoint.steps_taken;
+      start.before_round = checkpoint.progress;
+      start.base_size = sequence.size();
+      start.origin = origin;
+      // Resumed on these ranks, this part restarts the same re-sharded sequence from its start.
+      RankCheckpoint mine;
+      mine.rank = rank;
+      mine.round = start.round;
+      mine.round_first_step = start.round_first_step;
+      mine.shard_size = start.base_size;
+      mine.before_round = start.before_round;
+      part.ranks.push_back(std::move(mine));
+      part.origin = std::move(origin);
+    }
+    start.resumed_part = std::move(part);
+    impl.stats->mark_started();
+    impl.spawn_epoch(number, std::move(sequence), std::move(start));
+  } catch (const std::exception& e) {
+    // The other ranks may have resumed: they must not wait in a round for this one.
+    impl.collective->abort("rank " + std::to_string(impl.dist.rank) + ": " + e.what());
+    throw;
   }
-  impl.spawn_epoch(number, std::move(sequence), std::move(start));
   return pipeline;
 }
 

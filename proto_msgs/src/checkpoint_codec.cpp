@@ -216,8 +216,15 @@ Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string
   Checkpoint checkpoint = read_body(in, 0);
   if (!in.done()) in.fail("bytes after the checkpoint");
   try {
-    for (const Checkpoint* c = &checkpoint; c; c = c->origin.get())
+    for (const Checkpoint* c = &checkpoint; c; c = c->origin.get()) {
       for (const auto& rank : c->ranks) validate_rank_checkpoint(*c, rank);
+      // An origin is a whole checkpoint: every rank's part, in rank order.
+      if (c != &checkpoint)
+        for (std::uint32_t r = 0; r < c->world_size; ++r)
+          if (c->ranks.size() != c->world_size || c->ranks[r].rank != r)
+            throw CheckpointError("the checkpoint it was resumed from lacks rank " +
+                                  std::to_string(r) + "'s part, or holds parts out of order");
+    }
   } catch (const CheckpointError& e) {
     throw fail(e.what());
   }

@@ -201,6 +201,36 @@ std::vector<RankRun> resumed_and_cut(const PipelineConfig& config, std::uint32_t
   });
 }
 
+// Resumes `checkpoint` on `world` ranks and saves again before taking any batch.
+std::vector<RankRun> resumed_and_saved_at_once(const PipelineConfig& config, std::uint32_t world,
+                                               const Checkpoint& checkpoint) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    const auto pipeline = Pipeline::resume(config, std::move(dist), checkpoint);
+    run.part = pipeline->state();
+    pipeline->depart();
+  });
+}
+
+TEST_CASE("a checkpoint saved right after a resume resumes the same way") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto config = resume_config(dir.path());
+  const auto from_three = joined(cut_epoch(config, 3, 4));
+  for (const std::uint32_t world : {3u, 2u}) {
+    CAPTURE(world);
+    const auto expected = resumed_epoch(config, world, from_three);
+    const auto again = joined(resumed_and_saved_at_once(config, world, from_three));
+    CHECK(again.steps_taken == 4);
+    CHECK(again.progress == from_three.progress);
+    const auto resumed = resumed_epoch(config, world, again);
+    for (std::uint32_t rank = 0; rank < world; ++rank) {
+      CAPTURE(rank);
+      CHECK(test::batch_digests(resumed[rank].batches) ==
+            test::batch_digests(expected[rank].batches));
+    }
+  }
+}
+
 TEST_CASE("an epoch resumed onto another world size is saved and resumed again") {
   test::require_dataset();
   const test::TempDir dir;

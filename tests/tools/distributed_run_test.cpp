@@ -161,6 +161,26 @@ void save_and_resume(std::uint32_t from, std::uint32_t to) {
   CHECK_MESSAGE(audit.out.find("resumed at step 5 on " + std::to_string(to) + " rank(s)") !=
                     std::string::npos,
                 audit.out);
+  // A resumed run that claims to go on at step 7, where the first run departed at 5: the steps
+  // in between never reached a trainer.
+  std::string tampered = " " + test::shell_quoted(dir / "a-0.jsonl");
+  for (std::uint32_t rank = 1; rank < from; ++rank)
+    tampered += " " + test::shell_quoted(dir / ("a-" + std::to_string(rank) + ".jsonl"));
+  for (std::uint32_t rank = 0; rank < to; ++rank) {
+    auto text = test::read_file(dir / ("b-" + std::to_string(rank) + ".jsonl"));
+    const std::string resumed_line = "\"kind\":\"resumed\",\"steps\":5";
+    REQUIRE(text.find(resumed_line) != std::string::npos);
+    text.replace(text.find(resumed_line), resumed_line.size(), "\"kind\":\"resumed\",\"steps\":7");
+    tampered += " " + test::shell_quoted(test::scratch().write(
+                          dir.filename().string() + "-t" + std::to_string(rank) + ".jsonl", text));
+  }
+  const auto report = dir / "tampered.json";
+  const auto mismatch = test::run_cli("audit" + tampered + " --json " + test::shell_quoted(report));
+  CHECK(mismatch.status == 1);
+  const auto findings = test::read_file(report);
+  CHECK_MESSAGE(
+      findings.find("departed after 5 steps, the next run resumes at step 7") != std::string::npos,
+      findings);
   // Without the first run's ledgers the epoch's beginning is missing.
   std::string resumed_only;
   for (std::uint32_t rank = 0; rank < to; ++rank)

@@ -473,16 +473,24 @@ void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
   const auto& last = std::prev(incarnations.end())->second;
   out.world_size = last.front()->header.shard.world_size;
   out.ranks = last;
-  // The last run ends the epoch or departs; earlier ones list every step until the next begins.
+  // The last run ends the epoch or departs; each earlier one departed where the next begins
+  // (it saved its state there), with every step up to there listed and equal on its ranks.
   check_steps(out);
   for (auto it = incarnations.begin(); std::next(it) != incarnations.end(); ++it) {
     const auto next = std::next(it)->first;
+    EpochOutcome run;
+    run.epoch = out.epoch;
+    run.ranks = it->second;
+    check_steps(run);
+    out.problems.insert(out.problems.end(), run.problems.begin(), run.problems.end());
     for (const RankEpoch* rank : it->second)
-      if (rank->first_step + rank->ledger.steps.size() < next)
+      if (!rank->departed || *rank->end_steps != next)
         out.problems.push_back(
-            {"gap", rank->name() + " lists steps up to " +
-                        std::to_string(rank->first_step + rank->ledger.steps.size()) +
-                        ", the next run begins at step " + std::to_string(next)});
+            {"resume_mismatch",
+             rank->name() +
+                 (rank->departed ? " departed after " + std::to_string(*rank->end_steps) + " steps"
+                                 : " did not depart") +
+                 ", the next run resumes at step " + std::to_string(next)});
   }
   if (!complete) return;
 
@@ -493,7 +501,9 @@ void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
     const auto next = std::next(it);
     std::map<SampleId, std::uint32_t> rejected_here;
     for (const RankEpoch* rank : it->second) {
-      const std::uint64_t until = next == incarnations.end() ? steps_taken(*rank) : next->first;
+      const std::uint64_t until = next == incarnations.end()
+                                      ? steps_taken(*rank)
+                                      : std::min(next->first, steps_taken(*rank));
       for (std::uint64_t s = rank->first_step;
            s < until && s - rank->first_step < rank->ledger.steps.size(); ++s)
         for (const auto& sample : rank->ledger.steps[s - rank->first_step].samples)

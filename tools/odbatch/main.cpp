@@ -101,11 +101,13 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
                   "Stop after this many steps in all, as a trainer's max_steps does: every rank "
                   "departs there (Pipeline::depart)")
       ->check(CLI::PositiveNumber);
-  auto* save_at = run->add_option("--save-state-at", arguments.save_state_at,
-                                  "After this many steps in all, save the loader's checkpoint to "
-                                  "--state (every rank's part, joined by rank 0) and stop there, "
-                                  "as a preempted trainer would")
-                      ->check(CLI::PositiveNumber);
+  auto* save_at =
+      run->add_option(
+             "--save-state-at", arguments.save_state_at,
+             "After this many steps of this run (over its epochs), save the loader's checkpoint to "
+             "--state (every rank's part, joined by rank 0) and stop there, "
+             "as a preempted trainer would")
+          ->check(CLI::PositiveNumber);
   auto* state =
       run->add_option("--state", arguments.state, "The checkpoint file --save-state-at writes");
   save_at->needs(state);
