@@ -258,15 +258,20 @@ TEST_CASE("audit passes ranks that departed at one step: steps prepared after it
   CHECK(epoch["ranks"][1]["steps_listed"] == 2);
 }
 
-TEST_CASE("audit passes ranks that departed at the epoch's last step, after an end line or not") {
+TEST_CASE("audit passes ranks that departed after an end line the pipeline wrote ahead of them") {
   const auto run = audit(clean_rank0() + departed(2),
                          header(1, 2) + step(0, {3, 5}) + rejected(4) + step(1, {}) + departed(2));
   CHECK_MESSAGE(run.status == 0, run.out, run.err);
   CHECK_MESSAGE(run.out.find("6 ids expected, 5 emitted, 1 rejected (corrupt 1), 0 not reached") !=
                     std::string::npos,
                 run.out);
-  // A departure after the end line with other steps is a line too many.
-  check_problem(audit(clean_rank0() + departed(1), clean_rank1()), "after_end",
+  // The end line comes once the last step is prepared: ranks that departed before taking it
+  // left the rest not reached.
+  const auto early = audit(clean_rank0() + departed(1), clean_rank1() + departed(1));
+  CHECK_MESSAGE(early.status == 0, early.out, early.err);
+  CHECK_MESSAGE(early.out.find("1 not reached") != std::string::npos, early.out);
+  // A departure after more steps than the epoch has is a line too many.
+  check_problem(audit(clean_rank0() + departed(3), clean_rank1()), "after_end",
                 "r0.jsonl:5: a departed line after the epoch's end line");
 }
 

@@ -154,11 +154,15 @@ class LedgerFileReader {
                                " before that epoch's header line");
     EpochLedgers& ledgers = epochs_[epoch];
     RankEpoch& section = ledgers.ranks[open->second];
-    // A rank that departs at its epoch's very last step may have written the end line already:
-    // the departure then follows it, with the same steps.
+    // The end line is written once the epoch's last step is prepared, which can be before the
+    // trainer takes it: a departure at or before that step may follow it, and its steps count.
     if (kind == "departed" && section.end_steps && !section.departed && entry.contains("steps") &&
-        entry["steps"] == *section.end_steps) {
+        entry["steps"].is_number_unsigned() &&
+        entry["steps"].get<std::uint64_t>() <= *section.end_steps) {
+      reader.expect_object(entry, "", {"kind", "epoch", "steps"});
+      section.end_steps = entry["steps"].get<std::uint64_t>();
       section.departed = true;
+      section.end_line = line_;
       return;
     }
     if (section.end_steps)
