@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpu_test_support.hpp"
 #include "odbatch/runtime/batch_collator.hpp"
 #include "odbatch/runtime/cuda/batch_block_layout.hpp"
 #include "odbatch/runtime/cuda/cuda_error.hpp"
@@ -29,17 +30,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int visible_gpus() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
-}
-
-const bool kNoGpu = visible_gpus() == 0;
-
-// Under --no-skip without a GPU: a clear failure rather than a crash.
-void require_gpu() {
-  REQUIRE_MESSAGE(visible_gpus() > 0, "no GPU is visible to CUDA");
-}
+using test::kNoGpu;
+using test::require_gpu;
 
 struct BatchShape {
   BatchLayout layout = BatchLayout::padded;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_test_support.hpp"
 #include "odbatch/runtime/prefix_store.hpp"
 #include "store_test_support.hpp"
 
@@ -16,17 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int visible_gpus() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
-}
-
-const bool kNoGpu = visible_gpus() == 0;
-
-// Under --no-skip without a GPU: a clear failure rather than a crash.
-void require_gpu() {
-  REQUIRE_MESSAGE(visible_gpus() > 0, "no GPU is visible to CUDA");
-}
+using test::kNoGpu;
+using test::require_gpu;
+using test::visible_gpus;
 
 // What each of `world` ranks (threads, one GPU each, round robin) saw: its error or "".
 std::vector<std::string> run_ranks(std::uint32_t world,
