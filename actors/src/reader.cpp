@@ -35,6 +35,19 @@ Rejection rejection_of(SampleId id, std::string reason, std::string detail) {
   return Rejection{id, std::move(reason), std::move(detail)};
 }
 
+// The parser rejects bad content rather than throwing; should anything escape it all the same,
+// it rejects this record too: a record's content must never end the epoch, which would abort
+// every rank.
+std::variant<Conversation, RecordRejection> parse_record(std::string_view text,
+                                                         const std::string& where) {
+  try {
+    return parse_conversation(text, where);
+  } catch (const std::exception& e) {
+    return RecordRejection{RecordRejectReason::malformed_json,
+                           where + ": cannot parse: " + e.what()};
+  }
+}
+
 // Reads shard position `seq` into its work items, or the reason it cannot become a sample.
 void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
                  std::vector<ImageTaskPtr>& images, TextTaskPtr& text) {
@@ -53,7 +66,7 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
   }
   const auto& r = std::get<Record>(record);
   const std::string where = r.where();
-  auto parsed = parse_conversation(r.text, where);
+  auto parsed = parse_record(r.text, where);
   if (auto* rejected = std::get_if<RecordRejection>(&parsed)) {
     start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
     return;

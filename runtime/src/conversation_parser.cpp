@@ -320,12 +320,63 @@ std::string hex_byte(char byte) {
   return {'0', 'x', kDigits[value >> 4], kDigits[value & 0xF]};
 }
 
-// nlohmann's message without its "[json.exception...] parse error at line 1, column 9: " head.
-std::string parse_problem(const json::parse_error& error) {
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
+// column 9: " head (or the "[json.exception.out_of_range.406] " of other errors).
+std::string json_problem(const json::exception& error) {
   const std::string_view what = error.what();
   const auto column = what.find("column ");
   const auto colon = column == std::string_view::npos ? column : what.find(": ", column);
-  return std::string(colon == std::string_view::npos ? what : what.substr(colon + 2));
+  if (colon != std::string_view::npos) return std::string(what.substr(colon + 2));
+  const auto head_end = what.starts_with("[json.exception.") ? what.find("] ") : what.npos;
+  return std::string(head_end == std::string_view::npos ? what : what.substr(head_end + 2));
+}
+
+// A conversation nests five levels deep and holds a few values per message. The limits bound
+// what one record can cost: nlohmann builds a node of at least 16 bytes per value, so a record
+// of 64 MiB of "[" or "0," would otherwise take gigabytes.
+constexpr int kMaxJsonDepth = 64;
+constexpr std::size_t kMaxJsonValues = std::size_t{1} << 20;
+
+// Unwinds out of nlohmann's parser when a record goes over a limit.
+struct OverJsonLimit {
+  std::string problem;
+};
+
+json parse_within_limits(std::string_view record) {
+  std::size_t values = 0;
+  const json::parser_callback_t check_limits = [&values](int depth, json::parse_event_t event,
+                                                         json&) {
+    const bool container =
+        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
+    if (container && depth >= kMaxJsonDepth) {
+      throw OverJsonLimit{"JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+    }
+    if ((container || event == json::parse_event_t::value) && ++values > kMaxJsonValues) {
+      throw OverJsonLimit{"JSON with more than " + std::to_string(kMaxJsonValues) + " values"};
+    }
+    return true;
+  };
+  return json::parse(record.begin(), record.end(), check_limits);
+}
+
+Conversation parse_document(std::string_view record) {
+  const json document = parse_within_limits(record);
+  if (!document.is_object()) {
+    reject(RecordRejectReason::not_an_object,
+           std::string("record is a JSON ") + document.type_name() + ", not an object");
+  }
+  const bool sharegpt = document.contains("conversations");
+  const bool openai = document.contains("messages");
+  if (sharegpt && openai) {
+    reject(RecordRejectReason::bad_field, "record: has both `conversations` and `messages`");
+  }
+  if (!sharegpt && !openai) {
+    reject(RecordRejectReason::missing_field,
+           "record: has neither `conversations` (ShareGPT) nor `messages` (OpenAI)");
+  }
+  Conversation conversation = sharegpt ? parse_sharegpt(document) : parse_openai(document);
+  apply_shared_rules(conversation, sharegpt ? "conversations" : "messages");
+  return conversation;
 }
 
 }  // namespace
@@ -340,33 +391,23 @@ std::variant<Conversation, RecordRejection> parse_conversation(std::string_view 
                                                            std::to_string(*invalid + 1) + " (" +
                                                            hex_byte(record[*invalid]) + ")");
   }
-  json document;
+  // Whatever a record holds, it is rejected, never thrown: an exception here would end the
+  // epoch (and, through the abort, every rank's) for one bad line.
   try {
-    document = json::parse(record.begin(), record.end());
+    return parse_document(record);
+  } catch (const Rejected& rejected) {
+    return rejection(rejected.reason, rejected.problem);
+  } catch (const OverJsonLimit& over) {
+    return rejection(RecordRejectReason::malformed_json, over.problem);
   } catch (const json::parse_error& error) {
     return rejection(
         RecordRejectReason::malformed_json,
-        "malformed JSON at byte " + std::to_string(error.byte) + ": " + parse_problem(error));
-  }
-  if (!document.is_object()) {
-    return rejection(RecordRejectReason::not_an_object,
-                     std::string("record is a JSON ") + document.type_name() + ", not an object");
-  }
-  try {
-    const bool sharegpt = document.contains("conversations");
-    const bool openai = document.contains("messages");
-    if (sharegpt && openai) {
-      reject(RecordRejectReason::bad_field, "record: has both `conversations` and `messages`");
-    }
-    if (!sharegpt && !openai) {
-      reject(RecordRejectReason::missing_field,
-             "record: has neither `conversations` (ShareGPT) nor `messages` (OpenAI)");
-    }
-    Conversation conversation = sharegpt ? parse_sharegpt(document) : parse_openai(document);
-    apply_shared_rules(conversation, sharegpt ? "conversations" : "messages");
-    return conversation;
-  } catch (Rejected& rejected) {
-    return rejection(rejected.reason, rejected.problem);
+        "malformed JSON at byte " + std::to_string(error.byte) + ": " + json_problem(error));
+  } catch (const json::exception& error) {  // e.g. a number out of range: 1e400
+    return rejection(RecordRejectReason::malformed_json, "malformed JSON: " + json_problem(error));
+  } catch (const std::exception& error) {  // e.g. std::bad_alloc
+    return rejection(RecordRejectReason::malformed_json,
+                     std::string("cannot parse: ") + error.what());
   }
 }
 

@@ -16,13 +16,15 @@
 //   the ShareGPT format, are accepted for string contents (LLaMA-Factory's convention).
 //
 // Other keys (e.g. "id") are ignored; `image` / `images` set to null mean no images.
-// Rules, each with its RecordRejectReason: the bytes are UTF-8 and one JSON object; at least one
-// message; at least one assistant message; no user or assistant message empty or whitespace-only
-// after images are placed (an empty target teaches nothing, an empty prompt is a broken sample;
-// an empty system message is kept, as many exports carry one); placeholders only in user messages
-// (images are input) and exactly one per image; image paths non-empty, relative to the dataset's
-// image root without leaving it through "..", and not URLs. Image files themselves are checked
-// later, by the decoder.
+// Rules, each with its RecordRejectReason: the bytes are UTF-8 and one JSON object, nested at most
+// 64 levels deep, holding at most 2^20 values and no number beyond a double's range such as 1e400
+// (malformed_json: the limits bound what one record can cost); at least one message; at least one
+// assistant message; no user or assistant message empty or whitespace-only after images are
+// placed (an empty target teaches nothing, an empty prompt is a broken sample; an empty system
+// message is kept, as many exports carry one); placeholders only in user messages (images are
+// input) and exactly one per image; image paths non-empty, relative to the dataset's image root
+// without leaving it through "..", and not URLs. Image files themselves are checked later, by the
+// decoder.
 #include <string_view>
 #include <variant>
 
