@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 #include <utility>
 
 #include "odbatch/runtime/dataset_error.hpp"
@@ -13,42 +13,73 @@
 namespace odbatch {
 namespace {
 
+std::string system_reason(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
+
 [[noreturn]] void throw_system_error(const std::string& path, const char* action) {
-  throw DatasetError(path + ": cannot " + action + ": " + std::strerror(errno));
+  throw DatasetError(path + ": cannot " + action + ": " + system_reason(errno));
+}
+
+// "not a regular file (a FIFO)".
+std::string not_regular(mode_t mode) {
+  const char* kind = S_ISDIR(mode)    ? "a directory"
+                     : S_ISFIFO(mode) ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "of an unknown kind";
+  return std::string("not a regular file (") + kind + ")";
 }
 
 }  // namespace
 
-FileDescriptor FileDescriptor::open_for_reading(const std::string& path) {
+std::variant<FileDescriptor, FileDescriptor::OpenFailure> FileDescriptor::try_open_regular_file(
+    const std::string& path) {
   int fd = -1;
   do {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK changes nothing for a regular file's reads, so it need not be cleared.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) throw_system_error(path, "open");
-  return FileDescriptor(fd, path);
+  if (fd < 0) {
+    const int error = errno;
+    return OpenFailure{error, "cannot open: " + system_reason(error)};
+  }
+  FileDescriptor file(fd, path);
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) {
+    const int error = errno;
+    return OpenFailure{error, "cannot stat: " + system_reason(error)};
+  }
+  if (!S_ISREG(status.st_mode)) return OpenFailure{0, not_regular(status.st_mode)};
+  file.size_when_opened_ = static_cast<std::uint64_t>(status.st_size);
+  return file;
+}
+
+FileDescriptor FileDescriptor::open_regular_file(const std::string& path) {
+  auto opened = try_open_regular_file(path);
+  if (auto* failure = std::get_if<OpenFailure>(&opened))
+    throw DatasetError(path + ": " + failure->problem);
+  return std::get<FileDescriptor>(std::move(opened));
 }
 
 FileDescriptor::FileDescriptor(FileDescriptor&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      size_when_opened_(other.size_when_opened_) {}
 
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
+    size_when_opened_ = other.size_when_opened_;
   }
   return *this;
 }
 
 FileDescriptor::~FileDescriptor() {
   if (fd_ >= 0) ::close(fd_);
-}
-
-std::uint64_t FileDescriptor::regular_file_size() const {
-  struct stat status {};
-  if (::fstat(fd_, &status) != 0) throw_system_error(path_, "stat");
-  if (!S_ISREG(status.st_mode)) throw DatasetError(path_ + ": not a regular file");
-  return static_cast<std::uint64_t>(status.st_size);
 }
 
 std::size_t FileDescriptor::read_some(char* data, std::size_t size) const {

@@ -1,16 +1,28 @@
 #pragma once
-// An owned POSIX file descriptor, for the dataset readers' streaming and positioned reads.
+// An owned POSIX file descriptor of a regular file, for the dataset readers' streaming and
+// positioned reads. Every dataset, record and image file is opened through it, so none can be a
+// FIFO or a device that blocks open() or read() forever.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 
 namespace odbatch {
 
 class FileDescriptor {
  public:
-  // Opens `path` read-only; throws DatasetError naming the path and the system's reason.
-  static FileDescriptor open_for_reading(const std::string& path);
+  // Why a path could not be opened as a regular file.
+  struct OpenFailure {
+    int error = 0;        // the system's errno; 0 when the path is not a regular file
+    std::string problem;  // e.g. "cannot open: Permission denied", without the path
+  };
+
+  // Opens `path` read-only, never blocking: opening a FIFO waits for a writer unless it is
+  // non-blocking, so the open is, and anything but a regular file is refused after it.
+  static std::variant<FileDescriptor, OpenFailure> try_open_regular_file(const std::string& path);
+  // The same, throwing DatasetError "path: problem".
+  static FileDescriptor open_regular_file(const std::string& path);
 
   FileDescriptor(FileDescriptor&& other) noexcept;
   FileDescriptor& operator=(FileDescriptor&& other) noexcept;
@@ -18,8 +30,8 @@ class FileDescriptor {
   FileDescriptor& operator=(const FileDescriptor&) = delete;
   ~FileDescriptor();
 
-  // Size of a regular file; throws DatasetError if it is not one.
-  std::uint64_t regular_file_size() const;
+  // The file's size when it was opened.
+  std::uint64_t size_when_opened() const { return size_when_opened_; }
 
   // Reads up to `size` bytes at the current position (0 at end of file), retrying interrupted
   // reads; throws DatasetError on failure.
@@ -36,6 +48,7 @@ class FileDescriptor {
 
   int fd_ = -1;
   std::string path_;
+  std::uint64_t size_when_opened_ = 0;
 };
 
 }  // namespace odbatch

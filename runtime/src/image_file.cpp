@@ -1,33 +1,14 @@
 #include "odbatch/runtime/image_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <string>
-#include <system_error>
+#include <variant>
+
+#include "file_descriptor.hpp"
+#include "odbatch/runtime/dataset_error.hpp"
 
 namespace odbatch {
 namespace {
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-std::string system_reason(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
 
 ImageError error_at(ImageErrorKind kind, const std::filesystem::path& path,
                     const std::string& problem) {
@@ -60,37 +41,30 @@ ImageResult<std::vector<std::uint8_t>> read_image_file(const std::filesystem::pa
                       "image path " + quoted + " escapes the image root " + image_root.string()};
 
   const std::filesystem::path path = image_root / normalised;
-  const ScopedFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0) {
-    const int error = errno;
-    if (error == ENOENT || error == ENOTDIR)
+  auto opened = FileDescriptor::try_open_regular_file(path.string());
+  if (const auto* failure = std::get_if<FileDescriptor::OpenFailure>(&opened)) {
+    if (failure->error == ENOENT || failure->error == ENOTDIR)
       return error_at(ImageErrorKind::missing_file, path, "no such file");
-    return error_at(ImageErrorKind::unreadable, path, "cannot open: " + system_reason(error));
+    return error_at(ImageErrorKind::unreadable, path, failure->problem);
   }
-  struct stat status {};
-  if (::fstat(file.get(), &status) != 0)
-    return error_at(ImageErrorKind::unreadable, path, "cannot stat: " + system_reason(errno));
-  if (!S_ISREG(status.st_mode))
-    return error_at(ImageErrorKind::unreadable, path, "not a regular file");
-  const auto size = static_cast<std::uint64_t>(status.st_size);
+  const auto& file = std::get<FileDescriptor>(opened);
+  const auto size = file.size_when_opened();
   if (size > limits.max_file_bytes)
     return error_at(ImageErrorKind::pixel_bomb, path,
                     std::to_string(size) + " bytes, over the limit of " +
                         std::to_string(limits.max_file_bytes));
 
   std::vector<std::uint8_t> bytes(size);
-  std::size_t filled = 0;
-  while (filled < bytes.size()) {
-    const ssize_t got = ::read(file.get(), bytes.data() + filled, bytes.size() - filled);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0)
-      return error_at(ImageErrorKind::unreadable, path, "read failed: " + system_reason(errno));
-    if (got == 0)
-      return error_at(ImageErrorKind::unreadable, path,
-                      "shrank from " + std::to_string(size) + " to " + std::to_string(filled) +
-                          " bytes while being read");
-    filled += static_cast<std::size_t>(got);
+  std::size_t got = 0;
+  try {
+    got = file.read_at(reinterpret_cast<char*>(bytes.data()), bytes.size(), 0);
+  } catch (const DatasetError& e) {  // names the path already
+    return ImageError{ImageErrorKind::unreadable, e.what()};
   }
+  if (got != bytes.size())
+    return error_at(ImageErrorKind::unreadable, path,
+                    "shrank from " + std::to_string(size) + " to " + std::to_string(got) +
+                        " bytes while being read");
   return bytes;
 }
 

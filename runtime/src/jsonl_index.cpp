@@ -20,6 +20,18 @@ bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+// The error of a dataset without records, naming its files (the first few of many).
+std::string no_records(const std::vector<JsonlFile>& files) {
+  constexpr std::size_t kNamed = 3;
+  std::string names;
+  for (std::size_t i = 0; i < files.size() && i < kNamed; ++i)
+    names += (i == 0 ? "'" : ", '") + files[i].path + "'";
+  if (files.size() > kNamed) names += " and " + std::to_string(files.size() - kNamed) + " more";
+  return (files.size() == 1 ? "dataset file " + names + " holds"
+                            : "dataset files " + names + " hold") +
+         " no records (no line besides whitespace)";
+}
+
 }  // namespace
 
 JsonlIndex JsonlIndex::build(std::span<const std::string> paths_or_patterns) {
@@ -28,6 +40,7 @@ JsonlIndex JsonlIndex::build(std::span<const std::string> paths_or_patterns) {
   for (auto& path : expand_dataset_paths(paths_or_patterns)) {
     index.scan_file(std::move(path), buffer);
   }
+  if (index.record_count() == 0) throw DatasetError(no_records(index.files_));
   index.offsets_.shrink_to_fit();
   index.lengths_.shrink_to_fit();
   index.line_jumps_.shrink_to_fit();
@@ -38,8 +51,8 @@ void JsonlIndex::scan_file(std::string path, std::vector<char>& buffer) {
   if (files_.size() >= std::numeric_limits<std::uint32_t>::max()) {
     throw DatasetError(path + ": too many dataset files");
   }
-  const auto fd = FileDescriptor::open_for_reading(path);
-  const std::uint64_t expected_size = fd.regular_file_size();
+  const auto fd = FileDescriptor::open_regular_file(path);
+  const std::uint64_t expected_size = fd.size_when_opened();
   JsonlFile file{std::move(path), 0, offsets_.size(), 0};
 
   // The line being scanned, which may span several buffer fills.

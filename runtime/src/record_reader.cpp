@@ -13,8 +13,8 @@ RecordReader::RecordReader(std::shared_ptr<const JsonlIndex> index, RecordReader
     : index_(std::move(index)), options_(options) {
   files_.reserve(index_->files().size());
   for (const auto& file : index_->files()) {
-    auto fd = FileDescriptor::open_for_reading(file.path);
-    const auto size = fd.regular_file_size();
+    auto fd = FileDescriptor::open_regular_file(file.path);
+    const auto size = fd.size_when_opened();
     if (size != file.size_bytes) {
       throw DatasetError(file.path + ": changed since it was indexed (" +
                          std::to_string(file.size_bytes) + " bytes then, " + std::to_string(size) +

@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "source_test_files.hpp"
 
@@ -65,13 +67,35 @@ TEST_CASE("directories are unreadable and oversized files are refused by the siz
   root.write("photos/a.jpg", std::string(1000, 'x'));
   const ImageError directory = read_error(root / "", "photos");
   CHECK(directory.kind == ImageErrorKind::unreadable);
-  CHECK(contains(directory.message, "not a regular file"));
+  CHECK(directory.message == root / "photos" + ": not a regular file (a directory)");
 
   const ImageError large = read_error(root / "", "photos/a.jpg", {.max_file_bytes = 999});
   CHECK(large.kind == ImageErrorKind::pixel_bomb);
   CHECK(contains(large.message, "1000 bytes, over the limit of 999"));
   CHECK(read_image_file(root / "", "photos/a.jpg", {.max_file_bytes = 1000}).ok());
   CHECK_THROWS_AS(validate(ImageFileLimits{.max_file_bytes = 0}), ConfigError);
+}
+
+TEST_CASE("a FIFO is unreadable at once, not waited on; so are a symlink loop and a device") {
+  const test::ScratchDirectory root;
+  const auto fifo = root.make_fifo("photos/fifo.jpg");
+  std::optional<ImageResult<std::vector<std::uint8_t>>> read;
+  CHECK(test::returns_before_deadline(
+      fifo, [&] { read.emplace(read_image_file(root / "", "photos/fifo.jpg")); }));
+  REQUIRE(read);
+  REQUIRE_FALSE(read->ok());
+  CHECK(read->error().kind == ImageErrorKind::unreadable);
+  CHECK(read->error().message == fifo + ": not a regular file (a FIFO)");
+
+  std::filesystem::create_symlink("loop_b.jpg", root / "loop_a.jpg");
+  std::filesystem::create_symlink("loop_a.jpg", root / "loop_b.jpg");
+  const ImageError loop = read_error(root / "", "loop_a.jpg");
+  CHECK(loop.kind == ImageErrorKind::unreadable);
+  CHECK(loop.message == root / "loop_a.jpg" + ": cannot open: Too many levels of symbolic links");
+
+  const ImageError device = read_error("/dev", "null");
+  CHECK(device.kind == ImageErrorKind::unreadable);
+  CHECK(device.message == "/dev/null: not a regular file (a character device)");
 }
 
 }  // namespace odbatch

@@ -96,8 +96,24 @@ TEST_CASE("empty and blank-only files hold no records, ids continue across files
   CHECK(index.locate(1) == RecordLocation{1, 4, 7, 3});
   CHECK(index.locate(2) == RecordLocation{3, 1, 7, 2});
   CHECK(index.describe(2) == second + ":2");
+}
 
-  CHECK(index_of({empty}).record_count() == 0);
+TEST_CASE("a dataset without any record is an error naming its files") {
+  test::ScratchDirectory dir;
+  const auto empty = dir.write("0_empty.jsonl", "");
+  CHECK_THROWS_WITH_AS(
+      index_of({empty}),
+      ("dataset file '" + empty + "' holds no records (no line besides whitespace)").c_str(),
+      DatasetError);
+  const auto blank = dir.write("1_blank.jsonl", "\n \n\r\n");
+  CHECK_THROWS_WITH_AS(index_of({empty, blank}),
+                       ("dataset files '" + empty + "', '" + blank +
+                        "' hold no records (no line besides whitespace)")
+                           .c_str(),
+                       DatasetError);
+  for (const auto* name : {"2.jsonl", "3.jsonl", "4.jsonl"}) dir.write(name, "");
+  CHECK_THROWS_WITH_AS(index_of({dir / "*.jsonl"}),
+                       doctest::Contains("' and 2 more hold no records"), DatasetError);
 }
 
 TEST_CASE("line numbers count on correctly after runs of blank lines in several files") {
@@ -145,13 +161,29 @@ TEST_CASE("unreadable entries are errors naming the file") {
   test::ScratchDirectory dir;
   std::filesystem::create_directories(dir / "sub.jsonl");
   CHECK_THROWS_WITH_AS(index_of({dir / "sub.jsonl"}),
-                       (dir / "sub.jsonl" + ": not a regular file").c_str(), DatasetError);
+                       (dir / "sub.jsonl" + ": not a regular file (a directory)").c_str(),
+                       DatasetError);
   const auto secret = dir.write("secret.jsonl", "{}\n");
   std::filesystem::permissions(secret, std::filesystem::perms::none);
   if (::access(secret.c_str(), R_OK) != 0) {  // root reads anything
     CHECK_THROWS_WITH_AS(index_of({secret}), (secret + ": cannot open: Permission denied").c_str(),
                          DatasetError);
   }
+}
+
+TEST_CASE("a FIFO among the dataset files is refused at once, not waited on") {
+  test::ScratchDirectory dir;
+  dir.write("a.jsonl", "{}\n");
+  const auto fifo = dir.make_fifo("b.jsonl");
+  std::string error;
+  CHECK(test::returns_before_deadline(fifo, [&] {
+    try {
+      index_of({dir / "*.jsonl"});
+    } catch (const DatasetError& e) {
+      error = e.what();
+    }
+  }));
+  CHECK(error == fifo + ": not a regular file (a FIFO)");
 }
 
 }  // namespace odbatch

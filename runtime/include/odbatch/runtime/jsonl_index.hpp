@@ -36,7 +36,8 @@ class JsonlIndex {
  public:
   // Expands `paths_or_patterns` (see expand_dataset_paths) and scans every file once with a
   // fixed-size buffer. Throws DatasetError naming the file for unreadable files, files that are
-  // not regular files and files that change size while being scanned.
+  // not regular files (never waiting on a FIFO) and files that change size while being scanned,
+  // and naming the files when none of them holds a record.
   static JsonlIndex build(std::span<const std::string> paths_or_patterns);
 
   std::uint64_t record_count() const { return offsets_.size(); }
