@@ -1,6 +1,7 @@
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 
 #include <array>
+#include <cerrno>
 #include <fstream>
 #include <iterator>
 #include <system_error>
@@ -204,10 +205,15 @@ Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string
     throw fail("checkpoint format version " + std::to_string(version) + ", this odbatch reads " +
                std::to_string(kCheckpointVersion));
   const auto length = wire::load_le<std::uint64_t>(bytes.data() + kMagic.size() + 4);
-  if (length != bytes.size() - kHeaderSize - kChecksumSize)
+  const std::uint64_t content = bytes.size() - kHeaderSize - kChecksumSize;
+  if (length < content)
+    throw fail(std::to_string(content - length) +
+               " trailing bytes after the checkpoint (the header announces " +
+               std::to_string(length) + " bytes of content, the file has " +
+               std::to_string(content) + ")");
+  if (length > content)
     throw fail("truncated checkpoint: the header announces " + std::to_string(length) +
-               " bytes of content, the file has " +
-               std::to_string(bytes.size() - kHeaderSize - kChecksumSize));
+               " bytes of content, the file has " + std::to_string(content));
   const auto body = bytes.subspan(kHeaderSize, length);
   if (wire::load_le<std::uint64_t>(bytes.data() + kHeaderSize + length) != checksum(body))
     throw fail("corrupt checkpoint: checksum mismatch");
@@ -243,16 +249,35 @@ void write_checkpoint_file(const std::filesystem::path& file, const Checkpoint& 
   }
   std::error_code error;
   std::filesystem::rename(temporary, file, error);
-  if (error)
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
     throw CheckpointError(file.string() + ": cannot write the checkpoint: " + error.message());
+  }
 }
 
 Checkpoint read_checkpoint_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw CheckpointError(file.string() + ": cannot read the checkpoint");
-  const std::vector<char> chars{std::istreambuf_iterator<char>(in),
-                                std::istreambuf_iterator<char>()};
-  if (in.bad()) throw CheckpointError(file.string() + ": cannot read the checkpoint");
+  const auto cannot_read = [&](const std::string& why) {
+    return CheckpointError(file.string() + ": cannot read the checkpoint: " + why);
+  };
+  // Only a regular file: opening a FIFO would block, and reading a directory fails with the
+  // stream library's words, which do not name the file.
+  std::error_code error;
+  const auto type = std::filesystem::status(file, error).type();
+  if (type == std::filesystem::file_type::not_found) throw cannot_read("no such file");
+  if (error) throw cannot_read(error.message());
+  if (type == std::filesystem::file_type::directory)
+    throw cannot_read("a directory, not a checkpoint file");
+  if (type != std::filesystem::file_type::regular) throw cannot_read("not a regular file");
+  std::vector<char> chars;
+  try {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw cannot_read(std::error_code(errno, std::generic_category()).message());
+    chars.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) throw cannot_read("read error");
+  } catch (const std::ios_base::failure& e) {  // an I/O error, in the stream library's words
+    throw cannot_read(e.what());
+  }
   return decode_checkpoint(
       std::span(reinterpret_cast<const std::byte*>(chars.data()), chars.size()), file.string());
 }

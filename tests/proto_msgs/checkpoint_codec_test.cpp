@@ -86,6 +86,16 @@ TEST_CASE("every truncation and every corrupted byte is an error naming the file
         std::string::npos);
 }
 
+TEST_CASE("bytes after a whole checkpoint are called trailing bytes, not a truncation") {
+  auto bytes = encode_checkpoint(sample_checkpoint(5));
+  bytes.resize(bytes.size() + 3, std::byte{0});
+  const auto error = decode_error(bytes);
+  CHECK(error.starts_with("state.ckpt: 3 trailing bytes after the checkpoint (the header "));
+  CHECK(error.find("truncated") == std::string::npos);
+  bytes.resize(bytes.size() - 4);
+  CHECK(decode_error(bytes).starts_with("state.ckpt: truncated checkpoint: "));
+}
+
 TEST_CASE("the size is at most 16 bytes per window sample plus a small fixed part") {
   const auto empty = encode_checkpoint(sample_checkpoint(0)).size();
   const auto full = encode_checkpoint(sample_checkpoint(4096)).size();
@@ -103,8 +113,16 @@ TEST_CASE("checkpoint files are written whole and read back") {
   CHECK_FALSE(std::filesystem::exists(dir / "state.ckpt.tmp"));
   std::filesystem::resize_file(file, 20);
   CHECK_THROWS_WITH_AS(read_checkpoint_file(file), doctest::Contains("truncated"), CheckpointError);
-  CHECK_THROWS_WITH_AS(read_checkpoint_file(dir / "missing.ckpt"),
-                       doctest::Contains("missing.ckpt: cannot read"), CheckpointError);
+  const auto missing = (dir / "missing.ckpt").string();
+  CHECK_THROWS_WITH_AS(read_checkpoint_file(missing),
+                       (missing + ": cannot read the checkpoint: no such file").c_str(),
+                       CheckpointError);
+  // A directory given as the checkpoint is named, in words of its own (the stream library's
+  // "basic_filebuf::underflow error reading the file: Is a directory" names no file).
+  CHECK_THROWS_WITH_AS(
+      read_checkpoint_file(dir),
+      (dir.string() + ": cannot read the checkpoint: a directory, not a checkpoint file").c_str(),
+      CheckpointError);
   std::filesystem::remove_all(dir);
 }
 
