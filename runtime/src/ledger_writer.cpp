@@ -12,7 +12,9 @@ LedgerWriter::LedgerWriter(const std::filesystem::path& path) : out_(path), path
 
 void LedgerWriter::write_line(const std::string& line) {
   std::lock_guard lock(mutex_);
-  out_ << line << '\n';
+  // Each line reaches the file at once: a rank that is killed (SIGKILL, the launcher's grace
+  // period) leaves every line it wrote, so the audit of an aborted run shows how far it got.
+  out_ << line << '\n' << std::flush;
   if (!out_) throw std::runtime_error(path_.string() + ": cannot write the ledger");
 }
 
@@ -61,8 +63,6 @@ void LedgerWriter::departed(std::uint64_t epoch, std::uint64_t steps) {
 
 void LedgerWriter::end_epoch(std::uint64_t epoch, std::uint64_t steps) {
   write_line(nlohmann::json{{"kind", "end"}, {"epoch", epoch}, {"steps", steps}}.dump());
-  std::lock_guard lock(mutex_);
-  out_.flush();
 }
 
 }  // namespace odbatch

@@ -22,7 +22,7 @@ struct LedgerEpoch {
   ShardSpec shard;
 };
 
-// Thread-safe appends.
+// Thread-safe appends, each line flushed to the file as it is written.
 class LedgerWriter {
  public:
   // Throws std::runtime_error naming the path when it cannot be opened.
