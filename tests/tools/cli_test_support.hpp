@@ -66,10 +66,16 @@ struct CliRun {
   nlohmann::json report() const { return nlohmann::json::parse(out); }
 };
 
-// Runs `odbatch ARGUMENTS`, capturing stdout and stderr.
-inline CliRun run_cli(const std::string& arguments) {
+// The status of a command `timeout` ended at its deadline.
+constexpr int kTimedOutStatus = 124;
+
+// Runs `odbatch ARGUMENTS`, capturing stdout and stderr. With a deadline, a run that outlives it
+// (hung on a FIFO, say) is ended with status kTimedOutStatus.
+inline CliRun run_cli(const std::string& arguments, int deadline_seconds = 0) {
   const auto out = scratch().path("stdout"), err = scratch().path("stderr");
-  const std::string command = shell_quoted(ODBATCH_CLI_PATH) + " " + arguments + " >" +
+  const std::string deadline =
+      deadline_seconds > 0 ? "timeout -k 5 " + std::to_string(deadline_seconds) + " " : "";
+  const std::string command = deadline + shell_quoted(ODBATCH_CLI_PATH) + " " + arguments + " >" +
                               shell_quoted(out) + " 2>" + shell_quoted(err);
   const int raw = std::system(command.c_str());
   CliRun run;
