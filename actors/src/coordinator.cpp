@@ -17,7 +17,8 @@ caf::behavior coordinator_behavior(caf::stateful_actor<CoordinatorState>* self,
   report_exceptions_to(self, context, "coordinator");
   self->state.context = context;
   self->state.rounds.emplace(context->collective(), context->config().batching,
-                             context->config().flow.round_timeout, context->recorder());
+                             context->config().flow.round_timeout, context->recorder(),
+                             context->resources().settings);
   return {
       [=](propose_atom, const ProposalPtr& proposal) -> RoundPlanPtr {
         auto& s = self->state;

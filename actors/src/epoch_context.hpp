@@ -37,6 +37,9 @@ struct PipelineResources {
   std::shared_ptr<const JsonlIndex> index;
   std::shared_ptr<const RecordReader> records;
   std::shared_ptr<const ChatTokenizer> tokenizer;
+  // The batch-deciding settings: every rank's must match at each epoch's first round, and a
+  // checkpoint records them for its resume.
+  std::vector<RunSetting> settings;
   std::uint32_t rank = 0;
   std::uint32_t world_size = 1;
 };

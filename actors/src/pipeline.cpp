@@ -39,10 +39,9 @@ struct Pipeline::Impl {
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
-  std::uint64_t batches_taken = 0;          // of the current epoch
-  GlobalProgress progress_taken;            // after the last batch taken
-  std::vector<CheckpointSetting> settings;  // what a checkpoint of this pipeline records
-  std::optional<std::string> departed;      // where this rank left the run
+  std::uint64_t batches_taken = 0;      // of the current epoch
+  GlobalProgress progress_taken;        // after the last batch taken
+  std::optional<std::string> departed;  // where this rank left the run
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
   // A rank's base sequence: its epoch shard or, in an epoch resumed onto another world size,
@@ -66,6 +65,7 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,
                                                                effective_tokenizer_options(config));
+  resources->settings = checkpoint_settings(config, *resources->index);
   resources->rank = dist.rank;
   resources->world_size = dist.world_size;
   resources->config = std::move(config);
@@ -208,7 +208,6 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
   impl_->system_config->set("scheduler.max-threads",
                             scheduler_threads(impl_->resources->config.flow));
   impl_->system = std::make_unique<caf::actor_system>(*impl_->system_config);
-  impl_->settings = checkpoint_settings(impl_->resources->config, *impl_->resources->index);
   impl_->start_metrics();
 }
 
@@ -328,7 +327,7 @@ Checkpoint Pipeline::Impl::epoch_beginning(std::uint64_t number) const {
   Checkpoint checkpoint;
   checkpoint.epoch = number;
   checkpoint.world_size = dist.world_size;
-  checkpoint.settings = settings;
+  checkpoint.settings = resources->settings;
   RankCheckpoint mine;
   mine.rank = dist.rank;
   mine.shard_size = epoch_shard(number, dist.rank, dist.world_size).size();
@@ -373,7 +372,7 @@ std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
       std::make_unique<Pipeline>(std::move(config), std::move(dist), std::move(options));
   auto& impl = *pipeline->impl_;
   try {
-    const auto mismatches = setting_mismatches(checkpoint.settings, impl.settings);
+    const auto mismatches = setting_mismatches(checkpoint.settings, impl.resources->settings);
     if (!mismatches.empty()) {
       std::string message = "cannot resume from this checkpoint:";
       for (const auto& mismatch : mismatches) message += "\n  " + mismatch;

@@ -95,8 +95,8 @@ Checkpoint join_checkpoint_parts(std::vector<Checkpoint> parts) {
   return joined;
 }
 
-std::vector<std::string> setting_mismatches(const std::vector<CheckpointSetting>& saved,
-                                            const std::vector<CheckpointSetting>& current) {
+std::vector<std::string> setting_mismatches(const std::vector<RunSetting>& saved,
+                                            const std::vector<RunSetting>& current) {
   std::map<std::string, std::string> now;
   for (const auto& setting : current) now[setting.name] = setting.value;
   std::vector<std::string> mismatches;

@@ -1,5 +1,6 @@
 #include "odbatch/core/proposal.hpp"
 
+#include "odbatch/core/rank_names.hpp"
 #include "odbatch/core/screening.hpp"
 
 namespace odbatch {
@@ -40,6 +41,30 @@ std::optional<Divergence> check_samples(std::uint32_t rank, const Proposal& p,
   return std::nullopt;
 }
 
+// Settings come before the fingerprint: a rank configured apart is named by its setting, not by
+// a hash mismatch.
+std::optional<Divergence> check_settings(std::span<const Proposal> proposals) {
+  std::vector<std::vector<RunSetting>> per_rank;
+  std::vector<std::uint32_t> without;
+  for (std::uint32_t r = 0; r < proposals.size(); ++r) {
+    per_rank.push_back(proposals[r].settings);
+    if (proposals[r].settings.empty()) without.push_back(r);
+  }
+  if (without.size() == proposals.size()) return std::nullopt;
+  if (!without.empty())
+    return Divergence{without.front(), "settings",
+                      rank_names(without) +
+                          " sent no settings in a round where the others did "
+                          "(ranks started this epoch at different rounds)"};
+  const auto differences = rank_setting_differences(per_rank);
+  if (differences.empty()) return std::nullopt;
+  std::string message = "the ranks are configured differently: ";
+  for (std::size_t i = 0; i < differences.size(); ++i) message += (i ? "; " : "") + differences[i];
+  std::uint32_t odd = 1;
+  while (odd + 1 < per_rank.size() && per_rank[odd] == per_rank.front()) ++odd;
+  return Divergence{odd, "settings", message};
+}
+
 }  // namespace
 
 std::string_view to_string(RankState state) {
@@ -56,6 +81,7 @@ std::string_view to_string(RankState state) {
 
 std::optional<Divergence> check_proposals(std::span<const Proposal> proposals,
                                           const Proposal& expected, const BatchingConfig& config) {
+  if (auto d = check_settings(proposals)) return d;
   for (std::uint32_t r = 0; r < proposals.size(); ++r) {
     const Proposal& p = proposals[r];
     if (p.version != expected.version)

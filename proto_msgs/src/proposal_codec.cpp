@@ -18,7 +18,7 @@ constexpr std::array<std::byte, 4> kMagic{std::byte{'O'}, std::byte{'D'}, std::b
 constexpr std::size_t kMagicOffset = 0;
 constexpr std::size_t kVersionOffset = 4;
 constexpr std::size_t kStateOffset = 6;
-constexpr std::size_t kReservedOffset = 7;
+constexpr std::size_t kFlagsOffset = 7;
 constexpr std::size_t kFingerprintOffset = 8;
 constexpr std::size_t kEpochOffset = 16;
 constexpr std::size_t kRoundOffset = 24;
@@ -33,6 +33,10 @@ constexpr std::size_t kMaxSampleSize = kSampleFields * wire::kMaxVarint32Size;
 constexpr std::array<std::string_view, kSampleFields> kSampleFieldNames{"tokens", "labels",
                                                                         "patches", "age"};
 static_assert(kSampleCountOffset + sizeof(std::uint32_t) == kHeaderSize);
+// Flags: a settings section follows the samples (set exactly when there are settings).
+constexpr std::uint8_t kHasSettings = 0x01;
+// A settings section is a varint count, then each setting's name and value as varint length and
+// bytes.
 constexpr std::uint8_t kMaxState = static_cast<std::uint8_t>(RankState::done);
 
 using wire::load_le;
@@ -47,13 +51,80 @@ DecodeError error_at(std::string_view field, std::size_t offset, const std::stri
                      what};
 }
 
+std::size_t text_size(const std::string& text) {
+  return wire::varint32_size(static_cast<std::uint32_t>(text.size())) + text.size();
+}
+
+std::size_t settings_size(const std::vector<RunSetting>& settings) {
+  if (settings.empty()) return 0;
+  std::size_t size = wire::varint32_size(static_cast<std::uint32_t>(settings.size()));
+  for (const RunSetting& setting : settings)
+    size += text_size(setting.name) + text_size(setting.value);
+  return size;
+}
+
+std::byte* store_text(std::byte* at, const std::string& text) {
+  at = wire::store_varint32(at, static_cast<std::uint32_t>(text.size()));
+  for (const char c : text) *at++ = static_cast<std::byte>(c);
+  return at;
+}
+
+// Reads one varint-prefixed text of at most `max_bytes` into `out`; `field` names it in errors.
+std::optional<DecodeError> load_text(const std::byte*& at, const std::byte* data,
+                                     const std::byte* limit, const std::string& field,
+                                     std::uint32_t max_bytes, std::string& out) {
+  const auto offset = static_cast<std::size_t>(at - data);
+  const wire::VarintRead length = wire::load_varint32(at, limit);
+  if (length.status == wire::VarintStatus::truncated)
+    return error_at(field, offset, "frame truncated inside the settings");
+  if (length.status != wire::VarintStatus::ok)
+    return error_at(field, offset, "malformed length varint");
+  if (length.value > max_bytes)
+    return error_at(
+        field, offset,
+        std::to_string(length.value) + " bytes exceed the limit of " + std::to_string(max_bytes));
+  if (static_cast<std::size_t>(limit - length.end) < length.value)
+    return error_at(field, offset, "frame truncated inside the settings");
+  out.assign(reinterpret_cast<const char*>(length.end), length.value);
+  at = length.end + length.value;
+  return std::nullopt;
+}
+
+std::optional<DecodeError> load_settings(const std::byte*& at, const std::byte* data,
+                                         const std::byte* limit, const DecodeLimits& limits,
+                                         std::vector<RunSetting>& out) {
+  const auto offset = static_cast<std::size_t>(at - data);
+  const wire::VarintRead count = wire::load_varint32(at, limit);
+  if (count.status == wire::VarintStatus::truncated)
+    return error_at("settings", offset, "frame truncated inside the settings");
+  if (count.status != wire::VarintStatus::ok)
+    return error_at("settings", offset, "malformed count varint");
+  if (count.value == 0)
+    return error_at("settings", offset, "flagged present but empty (not the canonical encoding)");
+  if (count.value > limits.max_settings)
+    return error_at("settings", offset,
+                    std::to_string(count.value) + " settings exceed the limit of " +
+                        std::to_string(limits.max_settings));
+  at = count.end;
+  out.resize(count.value);
+  for (std::uint32_t i = 0; i < count.value; ++i) {
+    const std::string field = "setting " + std::to_string(i);
+    if (auto e = load_text(at, data, limit, field + " name", limits.max_setting_bytes, out[i].name))
+      return e;
+    if (auto e =
+            load_text(at, data, limit, field + " value", limits.max_setting_bytes, out[i].value))
+      return e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::size_t encoded_proposal_size(const Proposal& proposal) {
   std::size_t size = kHeaderSize;
   for (const ProposedSample& sample : proposal.samples)
     for (std::uint32_t field : fields_of(sample)) size += wire::varint32_size(field);
-  return size;
+  return size + settings_size(proposal.settings);
 }
 
 std::size_t max_encoded_proposal_size(std::size_t samples) {
@@ -72,12 +143,17 @@ void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out) {
   if (count > std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("proposal has " + std::to_string(count) +
                             " samples, more than a frame can carry");
-  out.resize(max_encoded_proposal_size(count));  // shrunk to the bytes written below
+  for (const RunSetting& setting : proposal.settings)
+    if (setting.name.size() > std::numeric_limits<std::uint32_t>::max() ||
+        setting.value.size() > std::numeric_limits<std::uint32_t>::max())
+      throw std::length_error("setting " + setting.name.substr(0, 64) + " is too long for a frame");
+  // Shrunk to the bytes written below.
+  out.resize(max_encoded_proposal_size(count) + settings_size(proposal.settings));
   std::byte* const frame = out.data();
   for (std::size_t i = 0; i < kMagic.size(); ++i) frame[kMagicOffset + i] = kMagic[i];
   store_le(frame + kVersionOffset, proposal.version);
   store_le(frame + kStateOffset, static_cast<std::uint8_t>(proposal.state));
-  store_le(frame + kReservedOffset, std::uint8_t{0});
+  store_le(frame + kFlagsOffset, proposal.settings.empty() ? std::uint8_t{0} : kHasSettings);
   store_le(frame + kFingerprintOffset, proposal.fingerprint);
   store_le(frame + kEpochOffset, proposal.epoch);
   store_le(frame + kRoundOffset, proposal.round);
@@ -87,6 +163,13 @@ void encode_proposal(const Proposal& proposal, std::vector<std::byte>& out) {
   std::byte* end = frame + kHeaderSize;
   for (const ProposedSample& sample : proposal.samples)
     for (std::uint32_t field : fields_of(sample)) end = wire::store_varint32(end, field);
+  if (!proposal.settings.empty()) {
+    end = wire::store_varint32(end, static_cast<std::uint32_t>(proposal.settings.size()));
+    for (const RunSetting& setting : proposal.settings) {
+      end = store_text(end, setting.name);
+      end = store_text(end, setting.value);
+    }
+  }
   out.resize(static_cast<std::size_t>(end - frame));
 }
 
@@ -108,9 +191,9 @@ std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Pro
   const auto state = load_le<std::uint8_t>(data + kStateOffset);
   if (state > kMaxState)
     return error_at("state", kStateOffset, "unknown state " + std::to_string(state));
-  const auto reserved = load_le<std::uint8_t>(data + kReservedOffset);
-  if (reserved != 0)
-    return error_at("reserved", kReservedOffset, "must be 0, got " + std::to_string(reserved));
+  const auto flags = load_le<std::uint8_t>(data + kFlagsOffset);
+  if ((flags & ~kHasSettings) != 0)
+    return error_at("flags", kFlagsOffset, "unknown flags " + std::to_string(flags));
 
   const auto entered = load_le<std::uint32_t>(data + kEnteredOffset);
   const auto count = load_le<std::uint32_t>(data + kSampleCountOffset);
@@ -165,11 +248,15 @@ std::optional<DecodeError> decode_proposal(std::span<const std::byte> frame, Pro
     }
     out.samples[i] = ProposedSample{fields[0], fields[1], fields[2], fields[3]};
   }
+  out.settings.clear();
+  if ((flags & kHasSettings) != 0)
+    if (auto e = load_settings(at, data, limit, limits, out.settings)) return e;
   if (at != limit) {
     const auto offset = static_cast<std::size_t>(at - data);
-    return error_at("samples", offset,
+    return error_at((flags & kHasSettings) != 0 ? "settings" : "samples", offset,
                     std::to_string(frame.size() - offset) + " trailing bytes after " +
-                        std::to_string(count) + " samples");
+                        std::to_string(count) + " samples" +
+                        ((flags & kHasSettings) != 0 ? " and the settings" : ""));
   }
   return std::nullopt;
 }

@@ -29,7 +29,7 @@ std::string flag(bool value) {
 
 }  // namespace
 
-std::vector<CheckpointSetting> checkpoint_settings(const PipelineConfig& config,
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
                                                    const JsonlIndex& index) {
   const auto& b = config.batching;
   const auto& t = config.tokenizer.options;

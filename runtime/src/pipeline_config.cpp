@@ -54,6 +54,14 @@ void validate(const PipelineConfig& c) {
   if (c.flow.round_timeout.count() <= 0)
     throw ConfigError("pipeline.round_timeout_ms", "must be positive");
   validate_in(c.batching, "batching");
+  // A group formed under a packed budget (sum of lengths <= token_budget) collated as padded
+  // rows takes rows x longest tokens: many times the budget the batch was meant to fit.
+  if (c.batching.budget_mode == BudgetMode::packed && c.flow.layout == BatchLayout::padded)
+    throw ConfigError("pipeline.layout",
+                      "\"padded\" cannot carry batches grouped under batching.budget_mode = "
+                      "\"packed\": rows x longest would exceed batching.token_budget; use layout "
+                      "= \"packed\" (the default for that budget mode) or budget_mode = "
+                      "\"padded\"");
   validate_in(c.distributed, "distributed");
   validate_in(effective_tokenizer_options(c), "tokenizer");
   validate_in(c.images.geometry, "images");

@@ -241,6 +241,9 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
   const toml::table root = toml_document::parse(document, source);
   PipelineConfig config;
   config.batching = batching_config_from_toml(document, source);
+  // Unless the file says otherwise, the layout follows the budget mode: a packed budget is only
+  // kept by a packed layout.
+  if (config.batching.budget_mode == BudgetMode::packed) config.flow.layout = BatchLayout::packed;
   const auto tables = table_setters(base_dir);
   for (const auto& [name, node] : root) {
     if (name.str() == "batching") continue;
@@ -272,6 +275,14 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
     throw ConfigFileError(std::string(source), e.field(), message.substr(e.field().size() + 2));
   }
   return config;
+}
+
+std::vector<std::string> pipeline_config_keys() {
+  std::vector<std::string> keys;
+  for (const auto& [table, setters] : table_setters({}))
+    for (const auto& [key, setter] : setters) keys.push_back(table + "." + key);
+  for (const auto name : batching_setting_names()) keys.push_back("batching." + std::string(name));
+  return keys;
 }
 
 PipelineConfig PipelineConfig::from_toml_file(const std::filesystem::path& file) {

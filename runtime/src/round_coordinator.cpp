@@ -13,17 +13,20 @@ std::string round_name(const Proposal& p) {
 
 RoundCoordinator::RoundCoordinator(Collective& collective, BatchingConfig config,
                                    std::chrono::milliseconds round_deadline,
-                                   FlightRecorder* recorder)
+                                   FlightRecorder* recorder, std::vector<RunSetting> settings)
     : collective_(collective),
       config_(config),
       round_deadline_(round_deadline),
       recorder_(recorder),
-      fingerprint_(fingerprint(config, collective.world_size())) {}
+      fingerprint_(fingerprint(config, collective.world_size())),
+      settings_(std::move(settings)) {}
 
 RoundPlan RoundCoordinator::run_round(Proposal proposal) {
   proposal.version = kProtocolVersion;
   proposal.fingerprint = fingerprint_;
   proposal.prev_digest = prev_digest_;
+  if (!settings_sent_) proposal.settings = settings_;
+  settings_sent_ = true;
   RoundTrace record;
   record.epoch = proposal.epoch;
   record.round = proposal.round;

@@ -86,7 +86,7 @@ TEST_CASE("a part that contradicts itself is rejected naming the field") {
 }
 
 TEST_CASE("setting mismatches name the setting and both values") {
-  const std::vector<CheckpointSetting> saved = {{"batching.window", "64"}, {"dataset", "abc"}};
+  const std::vector<RunSetting> saved = {{"batching.window", "64"}, {"dataset", "abc"}};
   CHECK(setting_mismatches(saved, saved).empty());
   const auto mismatches = setting_mismatches(
       saved, {{"batching.window", "32"}, {"dataset", "abc"}, {"tokenizer", "t"}});

@@ -62,6 +62,13 @@ Proposal random_proposal(SplitMix64& rng) {
     default:
       p.entered = static_cast<std::uint32_t>(below(rng, std::uint64_t{count} + 1));
   }
+  if (below(rng, 3) == 0) {
+    p.settings.resize(1 + below(rng, 5));
+    for (RunSetting& setting : p.settings) {
+      setting.name = std::string(below(rng, 200), 'n');
+      setting.value = std::string(below(rng, 3) == 0 ? 0 : below(rng, 300), '\xff');
+    }
+  }
   return p;
 }
 
@@ -187,7 +194,8 @@ TEST_CASE("seeded random proposals round-trip, extremes included") {
     encode_proposal(original, reused);  // reuses whatever the previous, larger or smaller, left
     REQUIRE(reused == fresh);
     REQUIRE(fresh.size() == encoded_proposal_size(original));
-    REQUIRE(fresh.size() <= max_encoded_proposal_size(original.samples.size()));
+    if (original.settings.empty())
+      REQUIRE(fresh.size() <= max_encoded_proposal_size(original.samples.size()));
     Proposal decoded;
     decoded.samples.resize(100);  // stale content must be replaced, not appended to
     const auto error = decode_proposal(fresh, decoded);
@@ -199,9 +207,9 @@ TEST_CASE("seeded random proposals round-trip, extremes included") {
 TEST_CASE("golden bytes: little-endian header, varint samples") {
   const Frame golden = bytes({
       'O',  'D',  'B',  'P',                           // magic
-      0x02, 0x00,                                      // version
+      0x03, 0x00,                                      // version
       0x01,                                            // state DRAINING
-      0x00,                                            // reserved
+      0x00,                                            // flags: no settings
       0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // fingerprint
       0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // epoch
       0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // round
@@ -216,7 +224,7 @@ TEST_CASE("golden bytes: little-endian header, varint samples") {
       0xFF, 0xFF, 0xFF, 0xFF, 0x0F,                    //           patches 0xFFFFFFFF
       0x00,                                            //           age 0
   });
-  REQUIRE(kProtocolVersion == 2);
+  REQUIRE(kProtocolVersion == 3);
   CHECK(hex(encode_proposal(small_proposal())) == hex(golden));
   Proposal decoded;
   REQUIRE(!decode_proposal(golden, decoded));
@@ -272,10 +280,67 @@ TEST_CASE("an unknown state is rejected") {
   }
 }
 
-TEST_CASE("a nonzero reserved byte is rejected") {
+TEST_CASE("golden bytes: the settings section follows the samples") {
+  Proposal p = small_proposal();
+  p.samples.clear();
+  p.entered = 0;
+  p.settings = {{"a.b", "on"}, {"c", ""}};
+  const Frame frame = encode_proposal(p);
+  REQUIRE(frame.size() == 48 + 1 + 4 + 3 + 2 + 1);  // count, a.b, on, c, ""
+  CHECK(frame[7] == std::byte{1});                  // flags: settings follow
+  const Frame section(frame.begin() + 48, frame.end());
+  CHECK(hex(section) == hex(bytes({0x02, 0x03, 'a', '.', 'b', 0x02, 'o', 'n', 0x01, 'c', 0x00})));
+  Proposal decoded;
+  REQUIRE(!decode_proposal(frame, decoded));
+  CHECK(decoded == p);
+  CHECK(encoded_proposal_size(p) == frame.size());
+}
+
+TEST_CASE("unknown flags are rejected") {
   Frame frame = encode_proposal(small_proposal());
-  frame[7] = std::byte{1};
-  CHECK(decode_error(frame).find("reserved at byte offset 7") != std::string::npos);
+  frame[7] = std::byte{2};
+  CHECK(decode_error(frame).find("flags at byte offset 7") != std::string::npos);
+}
+
+TEST_CASE("malformed settings sections are rejected, never allocated for") {
+  Proposal p = small_proposal();
+  p.settings = {{"source.shuffle", "true"}};
+  const Frame frame = encode_proposal(p);
+  SUBCASE("every truncation inside the section") {
+    for (std::size_t size = encode_proposal(small_proposal()).size(); size < frame.size(); ++size) {
+      CAPTURE(size);
+      CHECK(decode_error(Frame(frame.begin(), frame.begin() + size)).find("truncated") !=
+            std::string::npos);
+    }
+  }
+  SUBCASE("flagged but empty") {
+    Frame empty = encode_proposal(small_proposal());
+    empty[7] = std::byte{1};
+    empty.push_back(std::byte{0});
+    CHECK(decode_error(empty).find("flagged present but empty") != std::string::npos);
+  }
+  SUBCASE("a count or a length above the limits") {
+    DecodeLimits limits;
+    limits.max_settings = 0;
+    CHECK(decode_error(frame, limits).find("1 settings exceed the limit of 0") !=
+          std::string::npos);
+    limits = DecodeLimits{};
+    limits.max_setting_bytes = 13;
+    CHECK(decode_error(frame, limits).find("setting 0 name") != std::string::npos);
+    CHECK(decode_error(frame, limits).find("14 bytes exceed the limit of 13") != std::string::npos);
+  }
+  SUBCASE("a length that claims more bytes than the frame holds") {
+    Frame lying = encode_proposal(small_proposal());
+    lying[7] = std::byte{1};
+    for (const int b : {0x01, 0xFF, 0xFF, 0x3F}) lying.push_back(static_cast<std::byte>(b));
+    CHECK(decode_error(lying).find("truncated") != std::string::npos);
+  }
+  SUBCASE("trailing bytes after the section") {
+    Frame longer = frame;
+    longer.push_back(std::byte{0});
+    CHECK(decode_error(longer).find("1 trailing bytes after 2 samples and the settings") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("sample_count above the limit is rejected even when the frame is long enough") {

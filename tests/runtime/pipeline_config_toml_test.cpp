@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include "odbatch/runtime/config_file_error.hpp"
@@ -105,4 +106,57 @@ TEST_CASE("the bundled example loads") {
   CHECK(c.source.files.size() == 1);
   CHECK(c.batching.window == 4096);
   CHECK(effective_lookahead(c) == 4096);
+}
+
+TEST_CASE("budget mode and layout: every combination, incompatible ones refused naming both keys") {
+  struct Combination {
+    std::string_view budget_mode;             // "" when the file leaves it out
+    std::string_view layout;                  // "" when the file leaves it out
+    std::optional<BatchLayout> layout_taken;  // nullopt: a config error
+  };
+  const Combination table[] = {
+      {"", "", BatchLayout::padded},
+      {"", "padded", BatchLayout::padded},
+      {"", "packed", BatchLayout::packed},
+      {"padded", "", BatchLayout::padded},
+      {"padded", "padded", BatchLayout::padded},
+      // Padded groups have sum of lengths <= rows x longest <= budget: packed rows keep it.
+      {"padded", "packed", BatchLayout::packed},
+      // The layout follows a packed budget unless the file says otherwise...
+      {"packed", "", BatchLayout::packed},
+      {"packed", "packed", BatchLayout::packed},
+      // ...and padding packed groups would take rows x longest tokens, far above the budget.
+      {"packed", "padded", std::nullopt},
+  };
+  for (const auto& c : table) {
+    CAPTURE(c.budget_mode);
+    CAPTURE(c.layout);
+    std::string document(kMinimal);
+    if (!c.budget_mode.empty())
+      document += "[batching]\nbudget_mode = \"" + std::string(c.budget_mode) + "\"\n";
+    if (!c.layout.empty()) document += "[pipeline]\nlayout = \"" + std::string(c.layout) + "\"\n";
+    if (c.layout_taken) {
+      CHECK(error_of(document) == "");
+      if (error_of(document).empty()) CHECK(parse(document).flow.layout == *c.layout_taken);
+    } else {
+      const auto error = error_of(document);
+      CHECK(error.find("pipeline.layout") != std::string::npos);
+      CHECK(error.find("batching.budget_mode") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a configuration built in code is checked the same way") {
+  auto config = parse(std::string(kMinimal));
+  config.batching.budget_mode = BudgetMode::packed;
+  config.flow.layout = BatchLayout::padded;
+  try {
+    validate(config);
+    FAIL("a packed budget with a padded layout was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.field() == "pipeline.layout");
+    CHECK(std::string(e.what()).find("batching.budget_mode") != std::string::npos);
+  }
+  config.flow.layout = BatchLayout::packed;
+  CHECK_NOTHROW(validate(config));
 }

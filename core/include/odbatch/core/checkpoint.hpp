@@ -10,19 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "odbatch/core/run_settings.hpp"
 #include "odbatch/core/sample.hpp"
 
 namespace odbatch {
 
 // Bumped whenever the checkpoint's content or meaning changes.
 inline constexpr std::uint32_t kCheckpointVersion = 1;
-
-// A setting the batches depend on, by name and as text; a resume must find the same value.
-struct CheckpointSetting {
-  std::string name;
-  std::string value;
-  friend bool operator==(const CheckpointSetting&, const CheckpointSetting&) = default;
-};
 
 // Samples and tokens emitted over all ranks (StepInfo's global_*_consumed).
 struct GlobalProgress {
@@ -60,7 +54,7 @@ struct Checkpoint {
   std::uint64_t steps_taken = 0;  // steps of the epoch that every rank's trainer took
   GlobalProgress progress;        // after those steps
   std::uint32_t world_size = 1;
-  std::vector<CheckpointSetting> settings;
+  std::vector<RunSetting> settings;
   // A rank's part holds its own; a joined checkpoint every rank's, in rank order.
   std::vector<RankCheckpoint> ranks;
   // Set when the epoch was itself resumed onto another world size: the checkpoint it was resumed
@@ -90,8 +84,8 @@ Checkpoint join_checkpoint_parts(std::vector<Checkpoint> parts);
 // The settings in which `current` differs from `saved`, one message each naming the setting and
 // both values ("batching.window: 4096 in the checkpoint, 2048 now"); empty when a resume may go
 // on.
-std::vector<std::string> setting_mismatches(const std::vector<CheckpointSetting>& saved,
-                                            const std::vector<CheckpointSetting>& current);
+std::vector<std::string> setting_mismatches(const std::vector<RunSetting>& saved,
+                                            const std::vector<RunSetting>& current);
 
 // Re-sharding. An old rank's pending sequence is what it had not emitted: the samples of its
 // window not taken, in window order, then the positions [cursor, shard_size) of its sequence (its

@@ -10,7 +10,7 @@
 namespace odbatch {
 
 // Bumped whenever the proposal layout or the plan function's rules change.
-inline constexpr std::uint16_t kProtocolVersion = 2;
+inline constexpr std::uint16_t kProtocolVersion = 3;
 
 enum class BudgetMode : std::uint8_t { padded, packed };
 enum class Warmup : std::uint8_t { none, short_ramp, linear };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "odbatch/core/config.hpp"
+#include "odbatch/core/run_settings.hpp"
 
 namespace odbatch {
 
@@ -34,6 +35,10 @@ struct Proposal {
   std::uint64_t prev_digest = 0;        // digest of round-1's plan; 0 before round 0
   std::uint32_t entered = 0;            // samples that entered the window since the last round
   std::vector<ProposedSample> samples;  // window order
+  // The rank's batch-deciding settings, carried by the first round a rank runs in an epoch (round
+  // 0, or the round a resume starts at), so that ranks configured apart fail there, naming the
+  // setting; empty in every other round.
+  std::vector<RunSetting> settings;
 
   friend bool operator==(const Proposal&, const Proposal&) = default;
 };
@@ -45,8 +50,10 @@ struct Divergence {
   std::string message;
 };
 
-// Checks every proposal's header against `expected` (this rank's own view) and each proposal's
-// internal consistency (state versus window, sample costs). Returns the first problem found.
+// Checks the settings the proposals carry (when any does: all must, with equal values), then every
+// proposal's header against `expected` (this rank's own view) and each proposal's internal
+// consistency (state versus window, sample costs). Returns the first problem found; a settings
+// mismatch names every differing setting and the ranks on each side, the same on every rank.
 std::optional<Divergence> check_proposals(std::span<const Proposal> proposals,
                                           const Proposal& expected, const BatchingConfig& config);
 

@@ -13,7 +13,7 @@
 namespace odbatch {
 
 // Throws CheckpointError when the tokenizer model cannot be read.
-std::vector<CheckpointSetting> checkpoint_settings(const PipelineConfig& config,
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
                                                    const JsonlIndex& index);
 
 }  // namespace odbatch

@@ -97,6 +97,9 @@ struct PipelineConfig {
                                   const std::filesystem::path& base_dir);
 };
 
+// Every key a pipeline file may set, as "table.key", tables in file order.
+std::vector<std::string> pipeline_config_keys();
+
 // Throws ConfigError naming the first invalid field (as "table.key").
 void validate(const PipelineConfig& config);
 

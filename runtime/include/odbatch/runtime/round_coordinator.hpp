@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "odbatch/core/config.hpp"
 #include "odbatch/core/plan.hpp"
@@ -22,16 +23,22 @@ class RoundError : public std::runtime_error {
 class RoundCoordinator {
  public:
   // Every round, done or failed, goes to `recorder` when there is one (it must outlive this).
+  // `settings` (the rank's batch-deciding settings) go with the first round of each epoch, so
+  // that every rank fails there, naming the setting, when the ranks are configured apart.
   RoundCoordinator(Collective& collective, BatchingConfig config,
-                   std::chrono::milliseconds round_deadline, FlightRecorder* recorder = nullptr);
+                   std::chrono::milliseconds round_deadline, FlightRecorder* recorder = nullptr,
+                   std::vector<RunSetting> settings = {});
 
-  // Runs round `proposal.round` of `proposal.epoch`: fills in the version, fingerprint and the
-  // previous plan's digest, exchanges, checks and plans. Throws RoundError (and aborts the
-  // collective, so no peer waits for us) on any failure.
+  // Runs round `proposal.round` of `proposal.epoch`: fills in the version, fingerprint, the
+  // previous plan's digest and (first round of the epoch) the settings, exchanges, checks and
+  // plans. Throws RoundError (and aborts the collective, so no peer waits for us) on any failure.
   RoundPlan run_round(Proposal proposal);
 
-  // Rounds restart at 0 with digest 0 each epoch.
-  void start_epoch() { prev_digest_ = 0; }
+  // Rounds restart at 0 with digest 0 each epoch; the epoch's first round carries the settings.
+  void start_epoch() {
+    prev_digest_ = 0;
+    settings_sent_ = false;
+  }
 
  private:
   // run_round's work; fills in `record` as it goes.
@@ -43,6 +50,8 @@ class RoundCoordinator {
   FlightRecorder* recorder_;
   std::uint64_t fingerprint_;
   std::uint64_t prev_digest_ = 0;
+  std::vector<RunSetting> settings_;
+  bool settings_sent_ = false;
 };
 
 }  // namespace odbatch
