@@ -2,12 +2,24 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+
+#include "odbatch/runtime/store_wire.hpp"
 
 namespace odbatch {
 
 std::string store_token_from_env() {
   const char* token = std::getenv(kStoreTokenVariable);
-  return token ? token : "";
+  std::string text = token ? token : "";
+  check_store_token_length(text);
+  return text;
+}
+
+void check_store_token_length(std::string_view token) {
+  if (token.size() > kMaxStoreTokenBytes)
+    throw std::invalid_argument(std::string(kStoreTokenVariable) + ": a token of " +
+                                std::to_string(token.size()) + " bytes is longer than the " +
+                                std::to_string(kMaxStoreTokenBytes) + " bytes a hello may carry");
 }
 
 bool store_tokens_equal(std::string_view presented, std::string_view expected) {

@@ -149,6 +149,14 @@ class BodyReader {
 
 }  // namespace
 
+StoreWireLimits store_hello_limits() {
+  StoreWireLimits limits;
+  limits.max_value_bytes = kMaxStoreTokenBytes;
+  limits.max_keys = 1;  // bounds the value count too: a hello has one value
+  limits.max_frame_bytes = kMaxStoreHelloBodyBytes;
+  return limits;
+}
+
 std::string store_op_name(StoreOp op) {
   switch (op) {
     case StoreOp::hello:

@@ -62,6 +62,7 @@ class TcpStoreClient::Impl {
  public:
   explicit Impl(TcpStoreClientOptions options)
       : options_(std::move(options)), address_(host_port(options_.host, options_.port)) {
+    check_store_token_length(options_.token);
     connect();
   }
 
@@ -115,9 +116,13 @@ class TcpStoreClient::Impl {
         const StoreMessage hello{StoreOp::hello, 0, {}, {store_bytes(options_.token)}};
         const auto failure_in_hello = exchange(hello, reply, Clock::now() + options_.call_timeout);
         if (!failure_in_hello && reply.op == StoreOp::ok) return;
-        if (!failure_in_hello && reply.op == StoreOp::failed)
-          fail_connect(StoreError::Kind::rejected,
-                       "the server refused the connection: " + store_text(reply.values.front()));
+        if (!failure_in_hello && reply.op == StoreOp::failed) {
+          const std::string why = store_text(reply.values.front());
+          fail_connect(why.starts_with(kStoreAuthenticationFailed)
+                           ? StoreError::Kind::authentication
+                           : StoreError::Kind::rejected,
+                       "the server refused the connection: " + why);
+        }
         if (!failure_in_hello)
           fail_connect(StoreError::Kind::connection,
                        "the server answered the hello with " + store_op_name(reply.op));

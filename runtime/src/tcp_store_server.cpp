@@ -74,6 +74,9 @@ class Session : public std::enable_shared_from_this<Session> {
     std::set<std::string> missing;
   };
 
+  // Before the hello only a hello fits (store_hello_limits()): a client that has not
+  // authenticated cannot make the server allocate a large frame.
+  const StoreWireLimits& frame_limits() const;
   void read_length();
   void read_body(std::uint32_t body_bytes);
   void handle(std::span<const std::byte> frame);
@@ -101,7 +104,12 @@ class Session : public std::enable_shared_from_this<Session> {
 // The keys, the connections and the waits, all touched only on the io thread.
 class ServerCore {
  public:
-  explicit ServerCore(TcpStoreServerOptions options) : options_(std::move(options)) { bind(); }
+  explicit ServerCore(TcpStoreServerOptions options) : options_(std::move(options)) {
+    check_store_token_length(options_.token);
+    bind();
+  }
+
+  const StoreWireLimits& hello_limits() const { return hello_limits_; }
 
   const TcpStoreServerOptions& options() const { return options_; }
   const std::string& address() const { return address_; }
@@ -302,6 +310,7 @@ class ServerCore {
 
   asio::io_context io_;  // first member: destroyed after everything that holds its objects
   TcpStoreServerOptions options_;
+  StoreWireLimits hello_limits_ = store_hello_limits();
   tcp::acceptor acceptor_{io_};
   asio::steady_timer accept_retry_timer_{io_};
   asio::steady_timer grace_timer_{io_};
@@ -345,14 +354,20 @@ void Session::close() {
   core_.session_closed(shared_from_this());
 }
 
+const StoreWireLimits& Session::frame_limits() const {
+  return authenticated_ ? core_.options().limits : core_.hello_limits();
+}
+
 void Session::read_length() {
   asio::async_read(socket_, asio::buffer(length_prefix_),
                    [self = shared_from_this()](const error_code& error, std::size_t) {
                      if (error) return self->close();
                      std::uint32_t body_bytes = 0;
                      if (auto wrong = decode_store_frame_length(self->length_prefix_, body_bytes,
-                                                                self->core_.options().limits))
-                       return self->refuse("malformed frame: " + wrong->message);
+                                                                self->frame_limits()))
+                       return self->refuse(std::string("malformed frame") +
+                                           (self->authenticated_ ? "" : " before the hello") +
+                                           ": " + wrong->message);
                      self->read_body(body_bytes);
                    });
 }
@@ -371,8 +386,9 @@ void Session::handle(std::span<const std::byte> frame) {
   // arrives while its get or wait is pending breaks the protocol.
   if (pending_) return close();
   StoreMessage request;
-  if (auto wrong = decode_store_body(frame, request, core_.options().limits))
-    return refuse("malformed frame: " + wrong->message);
+  if (auto wrong = decode_store_body(frame, request, frame_limits()))
+    return refuse(std::string("malformed frame") + (authenticated_ ? "" : " before the hello") +
+                  ": " + wrong->message);
   if (!authenticated_) return handle_hello(request);
 
   switch (request.op) {
@@ -425,7 +441,7 @@ void Session::handle_hello(const StoreMessage& hello) {
     return refuse("the first frame must be a hello, got " + store_op_name(hello.op));
   const std::string& token = core_.options().token;
   if (!token.empty() && !store_tokens_equal(store_text(hello.values.front()), token))
-    return refuse(std::string("authentication failed: wrong or missing token (") +
+    return refuse(std::string(kStoreAuthenticationFailed) + ": wrong or missing token (" +
                   kStoreTokenVariable + ")");
   authenticated_ = true;
   hello_timer_.cancel();

@@ -297,6 +297,38 @@ TEST_CASE("the length prefix is checked before any body is read") {
         "frame of 4294967295 bytes exceeds the limit of 1000");
 }
 
+TEST_CASE("before the hello only a hello fits: its largest size bounds every length") {
+  const StoreWireLimits hello = store_hello_limits();
+  CHECK(hello.max_frame_bytes == kMaxStoreHelloBodyBytes);
+  CHECK(hello.max_frame_bytes < StoreWireLimits{}.max_frame_bytes);
+  auto length_error = [&](std::uint32_t length) {
+    Bytes prefix;
+    test::append_le(prefix, length, 4);
+    std::uint32_t body_bytes = 0;
+    const auto error =
+        decode_store_frame_length(std::span<const std::byte, 4>(prefix), body_bytes, hello);
+    return error ? error->message : "ok";
+  };
+  CHECK(length_error(kMaxStoreHelloBodyBytes) == "ok");
+  CHECK(length_error(kMaxStoreHelloBodyBytes + 1).find("exceeds the limit") != std::string::npos);
+  CHECK(length_error(16u << 20).find("exceeds the limit") != std::string::npos);
+
+  // A hello with the longest token is exactly that size, and encodes and decodes under them.
+  const StoreMessage longest{StoreOp::hello, 0, {}, {Bytes(kMaxStoreTokenBytes, std::byte{'t'})}};
+  Bytes frame;
+  REQUIRE_FALSE(encode_store_frame(longest, frame, hello));
+  CHECK(frame.size() == kStoreLengthPrefixBytes + kMaxStoreHelloBodyBytes);
+  StoreMessage decoded;
+  CHECK_FALSE(decode_store_body(std::span(frame).subspan(kStoreLengthPrefixBytes), decoded, hello));
+  CHECK(decoded == longest);
+  // One byte more does not fit; nor does any other request with a large value.
+  const StoreMessage too_long{
+      StoreOp::hello, 0, {}, {Bytes(kMaxStoreTokenBytes + 1, std::byte{'t'})}};
+  CHECK(encode_store_frame(too_long, frame, hello));
+  const StoreMessage big_set{StoreOp::set, 0, {"k"}, {Bytes(4096)}};
+  CHECK(encode_store_frame(big_set, frame, hello));
+}
+
 TEST_CASE("a wrong version, reserved byte or trailing bytes are rejected") {
   RawBody raw;
   raw.keys = {"k"};

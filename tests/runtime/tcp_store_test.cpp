@@ -290,7 +290,7 @@ TEST_CASE("a server with a token admits only clients that present it") {
     CAPTURE(token);
     const StoreError error =
         store_error_of([&] { TcpStoreClient refused(client_options(server.port(), token)); });
-    CHECK(error.kind() == StoreError::Kind::rejected);
+    CHECK(error.kind() == StoreError::Kind::authentication);
     CHECK(error.operation() == "connect");
     CHECK(contains(error.what(), "authentication failed"));
     CHECK(contains(error.what(), server.address()));
@@ -416,6 +416,52 @@ TEST_CASE("malformed and oversized frames are refused without disturbing other c
   CHECK_FALSE(bystander.check({"half"}));
   TcpStoreClient newcomer(client_options(server.port()));
   CHECK(store_text(newcomer.get("k", 0ms)) == "v");
+}
+
+TEST_CASE("before the hello, a length above the hello's size is refused at once") {
+  TcpStoreServer server(loopback_server_options("s3cret"));
+  TcpStoreClient bystander(client_options(server.port(), "s3cret"));
+  bystander.set("k", store_bytes("v"));
+  // 16 MiB announced, within the limit for an authenticated client: the server must neither wait
+  // for such a body nor allocate for it. The reply comes though no body byte was sent.
+  for (const std::uint32_t announced : {kMaxStoreHelloBodyBytes + 1, 16u << 20}) {
+    CAPTURE(announced);
+    RawConnection raw(server.port());
+    Bytes prefix;
+    test::append_le(prefix, announced, 4);
+    const auto start = Clock::now();
+    raw.send(prefix);
+    const auto reply = raw.receive();
+    REQUIRE(reply);
+    CHECK(seconds_since(start) < 2.0);
+    CHECK(reply->op == StoreOp::failed);
+    CHECK(reply->number == 1);
+    const std::string why = store_text(reply->values[0]);
+    CHECK_MESSAGE(
+        contains(why, "malformed frame before the hello: frame of " + std::to_string(announced) +
+                          " bytes exceeds the limit of " + std::to_string(kMaxStoreHelloBodyBytes)),
+        why);
+    CHECK(raw.closed_by_server());
+  }
+  // The longest token still fits in a hello, and then the full limits apply.
+  const std::string longest(kMaxStoreTokenBytes, 't');
+  TcpStoreServer long_token_server(loopback_server_options(longest));
+  TcpStoreClient admitted(client_options(long_token_server.port(), longest));
+  admitted.set("big", Bytes(1u << 20, std::byte{7}));
+  CHECK(admitted.get("big", 0ms).size() == 1u << 20);
+  CHECK(store_text(bystander.get("k", 0ms)) == "v");
+}
+
+TEST_CASE("a token longer than a hello may carry is refused by the server, the client and env") {
+  const std::string too_long(kMaxStoreTokenBytes + 1, 't');
+  CHECK_THROWS_WITH_AS(TcpStoreServer(loopback_server_options(too_long)),
+                       doctest::Contains("ODBATCH_STORE_TOKEN: a token of 1025 bytes"),
+                       std::invalid_argument);
+  TcpStoreServer server(loopback_server_options());
+  CHECK_THROWS_AS(TcpStoreClient(client_options(server.port(), too_long)), std::invalid_argument);
+  ::setenv(kStoreTokenVariable, too_long.c_str(), 1);
+  CHECK_THROWS_AS(store_token_from_env(), std::invalid_argument);
+  ::unsetenv(kStoreTokenVariable);
 }
 
 TEST_CASE("a connection that never says hello is dropped") {

@@ -1,20 +1,28 @@
 // `odbatch store` as a separate process: it prints where it serves, serves clients, stops on
-// SIGTERM with status 0, and its clients fail promptly when it is killed.
+// SIGTERM with status 0, its clients fail promptly when it is killed, and clients that never
+// authenticate cost it little memory.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "odbatch/runtime/store_token.hpp"
+#include "odbatch/runtime/store_wire.hpp"
 #include "odbatch/runtime/tcp_store_client.hpp"
 
 extern char** environ;
@@ -79,6 +87,8 @@ class StoreProcess {
     return static_cast<std::uint16_t>(std::stoul(first->substr(prefix.size())));
   }
 
+  pid_t pid() const { return pid_; }
+
   // Sends `signal` and returns the exit status, or -1 when the process did not exit normally.
   int stop_with(int signal) {
     ::kill(pid_, signal);
@@ -106,6 +116,42 @@ TcpStoreClientOptions client_options(std::uint16_t port, std::string token = "")
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
+
+// A field of /proc/PID/status that counts kB (VmRSS, VmHWM), in KiB.
+long status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with(field + ":")) return std::stol(line.substr(field.size() + 1));
+  FAIL("no " << field << " in /proc/" << pid << "/status");
+  return 0;
+}
+
+// A plain TCP connection to the local store that sends what no TcpStoreClient would.
+class RawSocket {
+ public:
+  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    REQUIRE(fd_ >= 0);
+    timeval bound{5, 0};  // a send that the store never reads must not block the test
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  }
+  ~RawSocket() { ::close(fd_); }
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+
+  // Sends what it can: the store may close the connection before reading all of it.
+  void send(const std::vector<std::byte>& bytes) {
+    ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
 
 TEST_CASE("odbatch store serves clients and exits 0 on SIGTERM and SIGINT") {
   for (const int signal : {SIGTERM, SIGINT}) {
@@ -157,6 +203,55 @@ TEST_CASE("clients of a killed odbatch store fail promptly, naming its address")
       doctest::Contains(("store get 'k' at 127.0.0.1:" + std::to_string(port)).c_str()),
       StoreError);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
+}
+
+// Before its hello a connection may send no more than a hello: a length prefix announcing more is
+// refused at once, so that clients that never authenticate cannot make the store allocate.
+TEST_CASE(
+    "100 unauthenticated clients announcing 16 MiB frames each add under 32 MiB to the store") {
+  constexpr int kClients = 100;
+  constexpr long kBoundKib = 32 * 1024;
+  ::setenv(kStoreTokenVariable, "tok-123", 1);
+  StoreProcess store({"--host", "127.0.0.1", "--port", "0", "--token-env"});
+  ::unsetenv(kStoreTokenVariable);
+  const std::uint16_t port = store.serving_port();
+  TcpStoreClient admitted(client_options(port, "tok-123"));
+  admitted.set("k", store_bytes("v"));
+  const long hwm_before = status_kib(store.pid(), "VmHWM");
+  const long rss_before = status_kib(store.pid(), "VmRSS");
+
+  // Each announces a 16 MiB body (the limit for an authenticated client) and sends 64 KiB of it:
+  // a hello's header, then filler.
+  std::vector<std::byte> part(kStoreLengthPrefixBytes + (64u << 10));
+  const std::uint32_t announced = 16u << 20;
+  for (std::size_t i = 0; i < kStoreLengthPrefixBytes; ++i)
+    part[i] = static_cast<std::byte>(announced >> (8 * i));
+  part[kStoreLengthPrefixBytes] = static_cast<std::byte>(kStoreWireVersion);
+  part[kStoreLengthPrefixBytes + 2] = static_cast<std::byte>(StoreOp::hello);
+  std::vector<std::unique_ptr<RawSocket>> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.push_back(std::make_unique<RawSocket>(port));
+    clients.back()->send(part);
+  }
+  // The store answers each with its refusal and closes it; wait for that (5 s at most in all).
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  int answered = 0;
+  for (const auto& client : clients) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd ready{client->fd(), POLLIN, 0};
+    if (::poll(&ready, 1, static_cast<int>(std::max(left.count(), 0L))) == 1) ++answered;
+  }
+  CHECK(store_text(admitted.get("k", 0ms)) == "v");  // served meanwhile
+  const long hwm_after = status_kib(store.pid(), "VmHWM");
+  const long rss_after = status_kib(store.pid(), "VmRSS");
+  MESSAGE("store with " << kClients << " unauthenticated clients: VmRSS " << rss_before << " -> "
+                        << rss_after << " KiB, VmHWM " << hwm_before << " -> " << hwm_after
+                        << " KiB; " << answered << " refused at once");
+  CHECK(answered == kClients);
+  CHECK(hwm_after - hwm_before < kBoundKib);
+  CHECK(rss_after - rss_before < kBoundKib);
+  CHECK(store.stop_with(SIGTERM) == 0);
 }
 
 }  // namespace

@@ -18,9 +18,10 @@ namespace odbatch {
 class StoreError : public std::runtime_error {
  public:
   enum class Kind {
-    timeout,     // the call's timeout or deadline passed (a wait names the keys still missing)
-    connection,  // the store cannot be reached, or the connection to it was lost
-    rejected,    // the store refused the request (token, limits, a value that is not a counter)
+    timeout,         // the call's timeout or deadline passed (a wait names the keys still missing)
+    connection,      // the store cannot be reached, or the connection to it was lost
+    rejected,        // the store refused the request (limits, a value that is not a counter)
+    authentication,  // the store refused this client's token
   };
 
   // `key` is empty for calls without one (connecting); several keys are listed in one string.

@@ -20,6 +20,12 @@ inline constexpr std::size_t kStoreLengthPrefixBytes = 4;
 inline constexpr std::size_t kStoreBodyHeaderBytes = 20;
 // Timeouts travel in milliseconds; a week bounds them so that deadlines never overflow.
 inline constexpr std::int64_t kMaxStoreTimeoutMs = 7LL * 24 * 3600 * 1000;
+// The longest token a hello may carry. It bounds the hello, and with it what the server reads
+// from a connection that has not authenticated yet.
+inline constexpr std::uint32_t kMaxStoreTokenBytes = 1024;
+// The largest hello body: the header and one value, the token, with its length.
+inline constexpr std::uint32_t kMaxStoreHelloBodyBytes =
+    kStoreBodyHeaderBytes + 4 + kMaxStoreTokenBytes;
 
 enum class StoreOp : std::uint8_t {
   // Requests.
@@ -48,6 +54,10 @@ struct StoreWireLimits {
   std::uint32_t max_keys = 4096;              // keys in one frame
   std::uint32_t max_frame_bytes = 16u << 20;  // body bytes after the length prefix
 };
+
+// The limits before a connection's hello: only a hello fits, so that a client that has not
+// authenticated can make the server allocate no more than kMaxStoreHelloBodyBytes.
+StoreWireLimits store_hello_limits();
 
 struct StoreMessage {
   StoreOp op = StoreOp::ok;

@@ -15,7 +15,7 @@ namespace odbatch {
 struct TcpStoreClientOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::string token;  // presented in the hello; empty: none
+  std::string token;  // presented in the hello; empty: none; at most kMaxStoreTokenBytes
   // How long the constructor keeps trying to connect: the server may start after its clients.
   std::chrono::milliseconds connect_timeout{60'000};
   // How long the server may take to answer a call; get and wait add their own timeout to it.
@@ -29,8 +29,9 @@ struct TcpStoreClientOptions {
 class TcpStoreClient final : public Store {
  public:
   // Connects, retrying with backoff until connect_timeout, and presents the token. Throws
-  // StoreError: connection when no server answered in time, rejected when the server refused
-  // the token or has too many connections.
+  // StoreError: connection when no server answered in time, authentication when the server
+  // refused the token, rejected when it refused the connection otherwise (too many of them);
+  // std::invalid_argument when the token is longer than a hello may carry.
   explicit TcpStoreClient(TcpStoreClientOptions options);
   ~TcpStoreClient() override;
   TcpStoreClient(const TcpStoreClient&) = delete;

@@ -15,7 +15,9 @@ struct TcpStoreServerOptions {
   // The address to bind, an IP address or a host name; only connections to it are accepted.
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;  // 0: an ephemeral port, see TcpStoreServer::port()
-  // Clients must present this token before their first request; empty: no token.
+  // Clients must present this token before their first request; empty: no token. At most
+  // kMaxStoreTokenBytes: until a connection has presented it, the server reads frames no larger
+  // than a hello.
   std::string token;
   std::uint32_t max_connections = 4096;
   // How long a new connection may take to present its hello (and token) before it is dropped.
@@ -31,7 +33,7 @@ struct TcpStoreServerOptions {
 class TcpStoreServer {
  public:
   // Binds and listens, then serves on its own thread. Throws StoreError (connection) when the
-  // address cannot be resolved or bound.
+  // address cannot be resolved or bound, std::invalid_argument when the token is too long.
   explicit TcpStoreServer(TcpStoreServerOptions options);
   ~TcpStoreServer();  // stops
   TcpStoreServer(const TcpStoreServer&) = delete;
