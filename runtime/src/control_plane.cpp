@@ -85,7 +85,8 @@ void ControlPlane::heartbeat_loop() {
   const auto report = [&](const std::string& reason) {
     if (reported) return;
     reported = true;
-    if (on_abort_) on_abort_(reason);
+    const std::string first = keep_cause(reason);
+    if (on_abort_) on_abort_(first);
   };
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, timing_.heartbeat_interval, [this] { return stopping_; })) {
@@ -129,18 +130,37 @@ std::string ControlPlane::store_failure(const StoreError& e) const {
   return "lost the store (" + store_host_ + " is dead or unreachable): " + e.what();
 }
 
+std::string ControlPlane::keep_cause(const std::string& cause) {
+  std::lock_guard lock(cause_mutex_);
+  if (!first_cause_) first_cause_ = cause;
+  return *first_cause_;
+}
+
+std::optional<std::string> ControlPlane::first_cause() const {
+  std::lock_guard lock(cause_mutex_);
+  return first_cause_;
+}
+
 std::string ControlPlane::abort(const std::string& reason) {
   try {
     const auto result = heartbeats_.compare_and_set(kAbortKey, std::nullopt, store_bytes(reason));
-    if (result.current) return store_text(*result.current);
+    if (result.current) {
+      // The abort key holds the run's first failure: it stands over any this rank learned of.
+      const std::string first = store_text(*result.current);
+      keep_cause(first);
+      return first;
+    }
   } catch (const StoreError&) {
+    // The store is gone, and the abort key with it: what this rank learned first stands.
   }
-  return reason;
+  return keep_cause(reason);
 }
 
 std::optional<std::string> ControlPlane::abort_reason() {
   if (!heartbeats_.check({kAbortKey})) return std::nullopt;
-  return store_text(heartbeats_.get(kAbortKey, std::chrono::milliseconds(0)));
+  const std::string reason = store_text(heartbeats_.get(kAbortKey, std::chrono::milliseconds(0)));
+  keep_cause(reason);
+  return reason;
 }
 
 void ControlPlane::check_liveness(Store& store, PeerBeats& beats,

@@ -35,8 +35,10 @@ std::chrono::milliseconds remaining(Collective::Clock::time_point deadline) {
 
 class GlooCollective::Mesh {
  public:
+  // `ours` is `store` when it is our store seen through Gloo's interface: then a failure names
+  // the peer Gloo was busy with.
   Mesh(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
-       const GlooOptions& options)
+       const GlooOptions& options, const GlooRendezvousStore* ours = nullptr)
       : rank_(rank), world_(world_size), close_on_failure_(options.close_on_failure) {
     if (world_size == 0 || rank >= world_size)
       throw CollectiveError("rank " + std::to_string(rank) + " is not in a group of " +
@@ -50,17 +52,32 @@ class GlooCollective::Mesh {
       // Gloo waits five times its timeout for a pair's first connection.
       context_->setTimeout(std::max(std::chrono::milliseconds(1), options.connect_timeout / 5));
       context_->connectFullMesh(store, device);
-    } catch (const StoreError&) {
-      throw;  // the rendezvous store failed: the caller knows who hosts it
+    } catch (const StoreError& e) {
+      const auto peer = ours ? ours->current_peer() : std::nullopt;
+      // A lost store: the caller knows who hosts it.
+      if (e.kind() == StoreError::Kind::connection || !peer) throw;
+      throw GlooPeerError(*peer, joining(rank, world_size, options) + "rank " +
+                                     std::to_string(*peer) +
+                                     " did not publish its Gloo address within " +
+                                     std::to_string(options.connect_timeout.count()) +
+                                     " ms (it died or hangs while joining): " + e.what());
     } catch (const std::exception& e) {
-      throw CollectiveError("rank " + std::to_string(rank) + ": cannot join the Gloo mesh of " +
-                            std::to_string(world_size) + " ranks at " + options.hostname + ": " +
-                            e.what());
+      const auto peer = ours ? ours->current_peer() : std::nullopt;
+      if (!peer) throw CollectiveError(joining(rank, world_size, options) + e.what());
+      throw GlooPeerError(*peer, joining(rank, world_size, options) + "cannot connect to rank " +
+                                     std::to_string(*peer) +
+                                     " (it died or is unreachable): " + e.what());
     }
   }
 
   std::uint32_t rank() const { return rank_; }
   std::uint32_t world_size() const { return world_; }
+
+  static std::string joining(std::uint32_t rank, std::uint32_t world_size,
+                             const GlooOptions& options) {
+    return "rank " + std::to_string(rank) + ": cannot join the Gloo mesh of " +
+           std::to_string(world_size) + " ranks at " + options.hostname + ": ";
+  }
 
   std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine,
                                                 Clock::time_point deadline) {
@@ -241,7 +258,7 @@ GlooCollective::GlooCollective(Store& store, std::uint32_t rank, std::uint32_t w
                                const GlooOptions& options) {
   // Gloo uses the store only while it builds the mesh.
   GlooRendezvousStore rendezvous(store, options.connect_timeout);
-  mesh_ = std::make_unique<Mesh>(rendezvous, rank, world_size, options);
+  mesh_ = std::make_unique<Mesh>(rendezvous, rank, world_size, options, &rendezvous);
 }
 
 GlooCollective::~GlooCollective() = default;

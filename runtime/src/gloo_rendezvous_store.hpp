@@ -5,6 +5,8 @@
 #include <gloo/rendezvous/store.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 #include "odbatch/runtime/store.hpp"
 
@@ -22,9 +24,17 @@ class GlooRendezvousStore final : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
 
+  // The peer whose keys Gloo waited for or read last. Gloo's keys name the rank that published
+  // them, and Gloo connects each pair right after reading its peer's address, so when building
+  // the mesh fails, this is the peer that never published or could not be reached.
+  std::optional<std::uint32_t> current_peer() const { return current_peer_; }
+
  private:
+  void note_peer(const std::string& key);
+
   odbatch::Store& store_;
   std::chrono::milliseconds default_timeout_;
+  std::optional<std::uint32_t> current_peer_;
 };
 
 }  // namespace odbatch

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "odbatch/core/rank_names.hpp"
 #include "odbatch/runtime/gloo_collective.hpp"
 #include "odbatch/runtime/prefix_store.hpp"
 #include "odbatch/runtime/store_token.hpp"
@@ -74,69 +75,113 @@ ProcessGroupOptions ProcessGroupOptions::from_env(const DistributedConfig& timin
     options.run_id += "-restart" + restart;
   options.store_address = env_or("ODBATCH_STORE_ADDR", "");
   options.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
+  options.token = store_token_from_env();
   return options;
 }
 
 class ProcessGroupCollective::Group {
  public:
   Group(const DistEnv& env, ProcessGroupOptions options)
-      : rank_(env.rank), world_(env.world_size), options_(std::move(options)) {
+      : rank_(env.rank),
+        world_(env.world_size),
+        options_(std::move(options)),
+        store_host_(options_.store_address.empty() ? "rank 0" : "the standalone store") {
     const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(world_);
     ignore_sigpipe_unless_handled();
     try {
-      TcpStoreClientOptions client;
-      if (options_.store_address.empty()) {
-        if (env.master_addr.empty() || env.master_port == 0)
-          throw CollectiveError("the store's address needs MASTER_ADDR and MASTER_PORT");
-        client.host = env.master_addr;
-        client.port = env.master_port;
-        if (rank_ == 0)
-          server_ = std::make_unique<TcpStoreServer>(TcpStoreServerOptions::from_env(env));
-      } else {
-        std::tie(client.host, client.port) = split_address(options_.store_address);
-      }
-      client.token = store_token_from_env();
-      client.connect_timeout = options_.timing.connect_timeout;
-      client.call_timeout = options_.timing.store_timeout;
-      calls_client_ = std::make_unique<TcpStoreClient>(client);
-      beats_client_ = std::make_unique<TcpStoreClient>(client);
-      calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *calls_client_));
-      beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *beats_client_));
-      gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
-
-      join_barrier();
-      GlooOptions gloo;
-      // Every rank has arrived: building the mesh is connection setup only, and a peer that
-      // dies meanwhile must fail it as promptly as a dead peer fails a round.
-      gloo.connect_timeout = std::max(options_.timing.peer_timeout, options_.timing.store_timeout);
-      gloo.close_on_failure = false;  // failure() writes the abort key first, then closes
-      gloo.hostname = options_.gloo_hostname;
-      if (gloo.hostname.empty())
-        gloo.hostname = is_loopback(client.host) ? client.host : this_host_name();
-      if (gloo.hostname == "localhost") gloo.hostname = "127.0.0.1";
-      gloo_ = std::make_unique<GlooCollective>(*gloo_keys_, rank_, world_, gloo);
-      control_ = std::make_unique<ControlPlane>(
-          *calls_, *beats_, rank_, world_, options_.timing,
-          [this](const std::string& reason) { stop_exchanges(reason); },
-          options_.store_address.empty() ? "rank 0" : "the standalone store");
-    } catch (const StoreError& e) {
-      // The store's host died, stopped or became unreachable while the ranks were joining.
-      throw CollectiveError(who + ": " + lost_store_while_joining(e.what()));
-    } catch (const CollectiveError& e) {
-      // A mesh that cannot be built because the store's host died (its Gloo pairs with it) is
-      // named by that.
-      if (calls_ && !store_answers())
-        throw CollectiveError(who + ": " + lost_store_while_joining(e.what()));
-      throw CollectiveError(who + ": " + e.what());
+      join(env);
     } catch (const std::exception& e) {
-      throw CollectiveError(who + ": cannot join the group: " + e.what());
+      throw CollectiveError(who + ": cannot join the group before round 0: " + e.what());
     }
   }
 
-  std::string lost_store_while_joining(const std::string& why) const {
-    const std::string host = options_.store_address.empty() ? "rank 0" : "the standalone store";
-    return "cannot join the group before round 0: lost the store (" + host +
-           " is dead or unreachable): " + why;
+ private:
+  // Each step names its own failures: a store lost (its host), a peer missing (its rank), a
+  // token refused, or a store that never answered (the timeout).
+  void join(const DistEnv& env) {
+    TcpStoreClientOptions client;
+    if (options_.store_address.empty()) {
+      if (env.master_addr.empty() || env.master_port == 0)
+        throw CollectiveError("the store's address needs MASTER_ADDR and MASTER_PORT");
+      client.host = env.master_addr;
+      client.port = env.master_port;
+      if (rank_ == 0) host_store(env);
+    } else {
+      std::tie(client.host, client.port) = split_address(options_.store_address);
+    }
+    client.token = options_.token;
+    client.connect_timeout = options_.timing.connect_timeout;
+    client.call_timeout = options_.timing.store_timeout;
+    connect(client);
+    calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *calls_client_));
+    beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *beats_client_));
+    gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
+
+    join_barrier();
+    GlooOptions gloo;
+    // Every rank has arrived: building the mesh is connection setup only, and a peer that
+    // dies meanwhile must fail it as promptly as a dead peer fails a round.
+    gloo.connect_timeout = std::max(options_.timing.peer_timeout, options_.timing.store_timeout);
+    gloo.close_on_failure = false;  // failure() writes the abort key first, then closes
+    gloo.hostname = options_.gloo_hostname;
+    if (gloo.hostname.empty())
+      gloo.hostname = is_loopback(client.host) ? client.host : this_host_name();
+    if (gloo.hostname == "localhost") gloo.hostname = "127.0.0.1";
+    build_mesh(gloo);
+    try {
+      control_ = std::make_unique<ControlPlane>(
+          *calls_, *beats_, rank_, world_, options_.timing,
+          [this](const std::string& reason) { stop_exchanges(reason); }, store_host_);
+    } catch (const StoreError& e) {
+      throw CollectiveError(store_lost(e));
+    }
+  }
+
+  void host_store(const DistEnv& env) {
+    auto server = TcpStoreServerOptions::from_env(env);
+    server.token = options_.token;
+    try {
+      server_ = std::make_unique<TcpStoreServer>(server);
+    } catch (const StoreError& e) {
+      throw CollectiveError(std::string("cannot host the store: ") + e.what());
+    }
+  }
+
+  // Two connections: the heartbeats must never wait behind this rank's calls.
+  void connect(const TcpStoreClientOptions& client) {
+    try {
+      calls_client_ = std::make_unique<TcpStoreClient>(client);
+      beats_client_ = std::make_unique<TcpStoreClient>(client);
+    } catch (const StoreError& e) {
+      switch (e.kind()) {
+        case StoreError::Kind::authentication:
+          throw CollectiveError(std::string("authentication failed: the store refused this "
+                                            "rank's token (") +
+                                kStoreTokenVariable + " must be the store's): " + e.what());
+        case StoreError::Kind::rejected:
+          throw CollectiveError(std::string("the store refused the connection: ") + e.what());
+        case StoreError::Kind::connection:
+        case StoreError::Kind::timeout:
+          break;
+      }
+      // The client retries until connect_timeout: no store answered all that time.
+      throw CollectiveError("timed out: no store answered within connect_timeout_ms (" +
+                            std::to_string(options_.timing.connect_timeout.count()) + " ms; " +
+                            store_host_ + " has not started it, or is unreachable): " + e.what());
+    }
+  }
+
+  // A store call failed after connecting: the store is gone (its host died, stopped or became
+  // unreachable) unless the call merely timed out.
+  std::string store_lost(const StoreError& e) const {
+    if (e.kind() == StoreError::Kind::timeout)
+      return std::string("timed out: a store call took longer than store_timeout_ms (") +
+             std::to_string(options_.timing.store_timeout.count()) + " ms): " + e.what();
+    return lost_store(e.what());
+  }
+
+  std::string lost_store(const std::string& why) const {
+    return "lost the store (" + store_host_ + " is dead or unreachable): " + why;
   }
 
   bool store_answers() {
@@ -149,23 +194,56 @@ class ProcessGroupCollective::Group {
   }
 
   // Waits until every rank has connected to the store (at most connect_timeout: ranks start at
-  // different times). A lost store fails it at once, naming its host.
+  // different times). A lost store fails it at once, naming its host; the ranks that never came
+  // are named at the deadline.
   void join_barrier() {
     std::vector<std::string> others;
+    std::vector<std::uint32_t> other_ranks;
     for (std::uint32_t r = 0; r < world_; ++r)
-      if (r != rank_) others.push_back("joined/" + std::to_string(r));
+      if (r != rank_) {
+        others.push_back("joined/" + std::to_string(r));
+        other_ranks.push_back(r);
+      }
     if (others.empty()) return;
     try {
       calls_->set_and_wait("joined/" + std::to_string(rank_), store_bytes("1"), others,
                            options_.timing.connect_timeout);
     } catch (const StoreError& e) {
-      if (e.kind() != StoreError::Kind::timeout) throw;
-      throw CollectiveError("not every rank joined within connect_timeout_ms (" +
+      if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_lost(e));
+      std::vector<std::uint32_t> missing;
+      try {
+        for (std::size_t i = 0; i < others.size(); ++i)
+          if (!calls_->check({others[i]})) missing.push_back(other_ranks[i]);
+      } catch (const StoreError& lost) {
+        throw CollectiveError(store_lost(lost));
+      }
+      throw CollectiveError(rank_names(missing.empty() ? other_ranks : missing) +
+                            " did not join within connect_timeout_ms (" +
                             std::to_string(options_.timing.connect_timeout.count()) +
                             " ms): " + e.what());
     }
   }
 
+  // The mesh's own errors name the peer it could not reach, whatever became of the store since:
+  // a rank that fails to join takes the store it hosts with it, and must not be blamed for the
+  // peer that made it fail. Only when that peer is the store's host, and the store is gone, is
+  // the store named too.
+  void build_mesh(const GlooOptions& gloo) {
+    try {
+      gloo_ = std::make_unique<GlooCollective>(*gloo_keys_, rank_, world_, gloo);
+    } catch (const StoreError& e) {
+      throw CollectiveError(store_lost(e));
+    } catch (const GlooPeerError& e) {
+      const bool peer_hosts_store = options_.store_address.empty() && e.peer() == 0;
+      if (peer_hosts_store && !store_answers()) throw CollectiveError(lost_store(e.what()));
+      throw;
+    } catch (const CollectiveError& e) {
+      if (!store_answers()) throw CollectiveError(lost_store(e.what()));
+      throw;
+    }
+  }
+
+ public:
   ~Group() {
     if (!aborted_) {
       try {
@@ -292,6 +370,7 @@ class ProcessGroupCollective::Group {
   std::uint32_t rank_;
   std::uint32_t world_;
   ProcessGroupOptions options_;
+  std::string store_host_;  // who serves the store, for the errors when it is lost
   std::unique_ptr<TcpStoreServer> server_;
   std::unique_ptr<TcpStoreClient> calls_client_;
   std::unique_ptr<TcpStoreClient> beats_client_;

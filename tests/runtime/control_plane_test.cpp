@@ -192,5 +192,31 @@ TEST_CASE("a lost store is reported once as an abort") {
   CHECK(contains(rank.aborts()[0], "rank 1: lost the store"));
 }
 
+TEST_CASE("once the store is lost, abort() returns the first cause, not the later failure") {
+  auto server = std::make_unique<TcpStoreServer>(test::loopback_server_options());
+  RankPlane rank(server->port(), 1, 2);
+  server.reset();
+  const auto start = Clock::now();
+  while (rank.aborts().empty() && Clock::now() - start < test::kGenerousBound)
+    std::this_thread::sleep_for(10ms);
+  REQUIRE(rank.aborts().size() == 1);
+  const std::string first = rank.aborts()[0];
+  // The abort key went with the store: the cause must survive here.
+  CHECK(rank.plane().first_cause() == first);
+  CHECK(rank.plane().abort("rank 1: exchange 4 after an abort") == first);
+  CHECK(rank.plane().abort("rank 1: departing after an abort") == first);
+}
+
+TEST_CASE("the abort key's reason is the first cause of every rank that reads it") {
+  TcpStoreServer server(test::loopback_server_options());
+  RankPlane a(server.port(), 0, 2);
+  RankPlane b(server.port(), 1, 2);
+  CHECK_FALSE(b.plane().first_cause());
+  CHECK(a.plane().abort("rank 0: first") == "rank 0: first");
+  CHECK(a.plane().first_cause() == "rank 0: first");
+  CHECK(b.plane().abort_reason() == "rank 0: first");
+  CHECK(b.plane().first_cause() == "rank 0: first");
+}
+
 }  // namespace
 }  // namespace odbatch

@@ -1,7 +1,9 @@
 // The collective of ranks that are processes, its ranks as threads here (each with its own store
 // connections and Gloo pairs over loopback, as separate processes would have): rank 0 hosts the
 // store, every allgather returns every blob, an abort reaches the ranks blocked in an exchange,
-// a rank that left is named, and the epoch's end is a barrier that a failure breaks.
+// a rank that left is named, the epoch's end is a barrier that a failure breaks, a lost store
+// stays the cause of every later error, and joining tells a lost store, a missing peer, a
+// refused token and a timeout apart.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -287,6 +289,112 @@ TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name
   client.port = port;
   TcpStoreClient look(client);
   CHECK(look.erase_prefix("run/test/") == 0);
+}
+
+TEST_CASE("once the store's host is lost, every later error carries that cause") {
+  auto group = join_group(2);
+  std::promise<std::string> heard;
+  group[1]->set_abort_listener([&](const std::string& reason) { heard.set_value(reason); });
+  group[0]->stop_hosted_store();  // as when rank 0 dies: its store goes with it
+  auto reason = heard.get_future();
+  REQUIRE(reason.wait_for(kBound) == std::future_status::ready);
+  const std::string cause = reason.get();
+  CHECK_MESSAGE(contains(cause, "lost the store (rank 0 is dead or unreachable)"), cause);
+  // The abort key went with the store: the later errors must still say why.
+  auto next = std::async(std::launch::async,
+                         [&] { return group[1]->allgather(blob(1, 0), Clock::now() + kBound); });
+  const auto error = collective_error_of(next);
+  CHECK_MESSAGE(contains(error, "exchange 0 after an abort"), error);
+  CHECK_MESSAGE(contains(error, cause), error);
+  std::string departing;
+  try {
+    group[1]->depart(0, 1, Clock::now() + kBound);
+  } catch (const CollectiveError& e) {
+    departing = e.what();
+  }
+  CHECK_MESSAGE(contains(departing, cause), departing);
+  leave_group(group);
+}
+
+// What a rank's constructor throws, or "joined".
+std::string join_error(const DistEnv& env, const ProcessGroupOptions& options) {
+  try {
+    ProcessGroupCollective member(env, options);
+  } catch (const CollectiveError& e) {
+    return e.what();
+  }
+  return "joined";
+}
+
+TEST_CASE("joining: a peer that dies before publishing its Gloo address is named, not the store") {
+  constexpr std::uint32_t kWorld = 3;
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  auto options = loopback_options();
+  options.timing.store_timeout = 1s;  // the mesh's deadline: max(peer_timeout, store_timeout)
+  std::vector<std::future<std::string>> joining;
+  for (std::uint32_t r = 0; r < 2; ++r)
+    joining.push_back(std::async(std::launch::async,
+                                 [=] { return join_error(rank_env(r, kWorld, port), options); }));
+  {
+    // Rank 2 joins the store, then dies before it builds its side of the mesh.
+    TcpStoreClientOptions client;
+    client.port = port;
+    client.connect_timeout = 10s;
+    TcpStoreClient rank2(client);
+    rank2.set("run/test/joined/2", store_bytes("1"));
+  }
+  const auto start = Clock::now();
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const auto error = joining[r].get();
+    CAPTURE(r);
+    CHECK_MESSAGE(contains(error, "rank " + std::to_string(r) +
+                                      " of 3: cannot join the group before round 0"),
+                  error);
+    CHECK_MESSAGE(contains(error, "rank 2 did not publish its Gloo address"), error);
+    CHECK_MESSAGE(!contains(error, "lost the store"), error);
+  }
+  CHECK(Clock::now() - start < kBound);
+}
+
+TEST_CASE("joining: a rank that never comes is named at connect_timeout") {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  auto options = loopback_options();
+  options.timing.connect_timeout = 500ms;
+  const auto error = join_error(rank_env(0, 2, port), options);
+  CHECK_MESSAGE(contains(error, "rank 1 did not join within connect_timeout_ms (500 ms)"), error);
+  CHECK_MESSAGE(!contains(error, "lost the store"), error);
+}
+
+TEST_CASE("joining: a wrong token is an authentication failure, not a lost store") {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  TcpStoreServerOptions server_options;
+  server_options.port = port;
+  server_options.token = "right";
+  TcpStoreServer server(server_options);
+  auto options = loopback_options();
+  options.store_address = "127.0.0.1:" + std::to_string(port);
+  options.token = "wrong";
+  const auto start = Clock::now();
+  const auto error = join_error(rank_env(1, 2, 1), options);
+  CHECK_MESSAGE(contains(error,
+                         "rank 1 of 2: cannot join the group before round 0: "
+                         "authentication failed: the store refused this rank's token"),
+                error);
+  CHECK_MESSAGE(!contains(error, "lost the store"), error);
+  CHECK(Clock::now() - start < kBound);  // refused at once, not retried
+}
+
+TEST_CASE("joining: a store that never answers is a timeout, not a lost store") {
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  auto options = loopback_options();
+  options.store_address = "127.0.0.1:" + std::to_string(port);  // nobody listens there
+  options.timing.connect_timeout = 300ms;
+  const auto error = join_error(rank_env(1, 2, 1), options);
+  CHECK_MESSAGE(contains(error,
+                         "rank 1 of 2: cannot join the group before round 0: timed out: "
+                         "no store answered within connect_timeout_ms (300 ms"),
+                error);
+  CHECK_MESSAGE(!contains(error, "lost the store"), error);
 }
 
 }  // namespace

@@ -47,11 +47,17 @@ class ControlPlane {
                                    Clock::time_point deadline);
 
   // Writes `reason` to the abort key unless a failure is already there; returns the reason that
-  // stands (the first). Never throws: with the store gone, returns `reason`.
+  // stands (the first). Never throws: with the store gone, returns the first cause this rank
+  // learned of (first_cause()), or `reason` when it knows of none.
   std::string abort(const std::string& reason);
 
   // The abort key's reason, if any.
   std::optional<std::string> abort_reason();
+
+  // The first failure this rank learned of: the abort key as it read or wrote it, the store lost,
+  // a dead peer. Kept here because the abort key goes with the store: once that is lost, every
+  // later error still carries the cause.
+  std::optional<std::string> first_cause() const;
 
   // While watching (during an exchange, which has only its deadline otherwise), the heartbeat
   // thread also checks every peer's liveness and aborts the run when one is dead.
@@ -109,6 +115,8 @@ class ControlPlane {
   std::vector<std::string> peer_keys(const std::function<std::string(std::uint32_t)>& key_of) const;
   // A failed store call as the cause of a failure: a lost connection names the store's host.
   std::string store_failure(const StoreError& e) const;
+  // Keeps `cause` unless one was kept before; returns the one kept.
+  std::string keep_cause(const std::string& cause);
   // Throws CollectiveError naming the first of `ranks` whose heartbeat stopped for peer_timeout.
   void check_liveness(Store& store, PeerBeats& beats, const std::vector<std::uint32_t>& ranks,
                       const std::string& what);
@@ -127,6 +135,9 @@ class ControlPlane {
   std::atomic<bool> watching_{false};
   std::atomic<bool> departing_{false};  // this rank announced its departure
   std::atomic<bool> departed_{false};   // every rank announced the same one
+
+  mutable std::mutex cause_mutex_;
+  std::optional<std::string> first_cause_;
 
   std::mutex mutex_;
   std::condition_variable wake_;

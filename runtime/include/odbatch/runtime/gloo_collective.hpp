@@ -31,6 +31,17 @@ struct GlooOptions {
   bool close_on_failure = true;
 };
 
+// Building the mesh failed because of one peer: it never published its address, or its pair could
+// not be connected (it died, or is unreachable).
+class GlooPeerError : public CollectiveError {
+ public:
+  GlooPeerError(std::uint32_t peer, const std::string& what) : CollectiveError(what), peer_(peer) {}
+  std::uint32_t peer() const { return peer_; }
+
+ private:
+  std::uint32_t peer_;
+};
+
 class GlooCollective final : public Collective {
  public:
   // Joins the mesh of `world_size` ranks through `store` (keys are the ranks' numbers, so give
@@ -38,7 +49,9 @@ class GlooCollective final : public Collective {
   // built in time, naming this rank and the cause.
   GlooCollective(gloo::rendezvous::Store& store, std::uint32_t rank, std::uint32_t world_size,
                  const GlooOptions& options);
-  // The same through our store (the control plane's): its waits last up to connect_timeout.
+  // The same through our store (the control plane's): its waits last up to connect_timeout. A
+  // peer that never published its address or could not be reached throws GlooPeerError naming
+  // it; a lost store throws its StoreError (connection).
   GlooCollective(Store& store, std::uint32_t rank, std::uint32_t world_size,
                  const GlooOptions& options);
   ~GlooCollective() override;

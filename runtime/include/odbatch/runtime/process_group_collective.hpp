@@ -24,15 +24,20 @@ struct ProcessGroupOptions {
   // The address the other ranks reach this one's Gloo pairs at; empty: MASTER_ADDR when it is a
   // loopback address, else this machine's host name (ODBATCH_GLOO_HOSTNAME overrides).
   std::string gloo_hostname;
+  // The store's token (ODBATCH_STORE_TOKEN): presented to the store, and required by the one
+  // rank 0 hosts. Empty: none.
+  std::string token;
 
-  // run_id, store_address and gloo_hostname from the environment as described above.
+  // run_id, store_address, gloo_hostname and token from the environment as described above.
   static ProcessGroupOptions from_env(const DistributedConfig& timing);
 };
 
 class ProcessGroupCollective final : public Collective {
  public:
   // Hosts the store (rank 0, unless standalone), connects, starts the heartbeats and joins the
-  // Gloo mesh. Throws CollectiveError naming this rank and the cause.
+  // Gloo mesh. Throws CollectiveError naming this rank and the cause, which tells apart a store
+  // lost (naming its host), a peer missing (naming it), a token refused and a store that never
+  // answered within connect_timeout.
   ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options);
   // Passes the finish barrier unless the group was aborted: rank 0 waits until every rank has
   // finished before the store it hosts stops serving.
