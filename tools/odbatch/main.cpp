@@ -402,7 +402,8 @@ CLI::App* add_stress_command(CLI::App& app, StressArguments& arguments) {
   stress->add_option("--ranks", arguments.ranks, "Ranks per run")->check(CLI::Range(2u, 256u));
   stress->add_option("--faults", arguments.faults,
                      "random (every kind), none, or kinds separated by commas: kill, stop, delay, "
-                     "corrupt, truncate, wrong_version, store_unreachable");
+                     "corrupt, truncate, wrong_version, store_unreachable, config_divergence, "
+                     "hostile_records");
   stress->add_flag("--each", arguments.each,
                    "Take the kinds in turn (run 1 the first, ...) rather than at random");
   stress->add_option("--seed", arguments.seed, "Seed of the faults' kinds, ranks and rounds");

@@ -70,7 +70,8 @@ std::vector<RankProcess> start_ranks(const RankProcessSpec& spec) {
     rank.rank = r;
     rank.stdout_file = spec.output_dir / ("rank" + std::to_string(r) + ".out");
     rank.stderr_file = spec.output_dir / ("rank" + std::to_string(r) + ".err");
-    std::vector<std::string> args = spec.command;
+    const auto own = spec.rank_commands.find(r);
+    std::vector<std::string> args = own != spec.rank_commands.end() ? own->second : spec.command;
     auto env = rank_environment(spec, r);
     auto argv = pointers(args);
     auto envp = pointers(env);

@@ -26,6 +26,8 @@ struct RankProcess {
 
 struct RankProcessSpec {
   std::vector<std::string> command;  // argv of every rank; argv[0] is looked up in PATH
+  // The argv of a rank that runs another command (a config of its own), by rank.
+  std::map<std::uint32_t, std::vector<std::string>> rank_commands;
   std::uint32_t world_size = 1;
   std::string master_addr = "127.0.0.1";
   std::uint16_t master_port = 0;
