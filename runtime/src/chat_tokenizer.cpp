@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "file_descriptor.hpp"
+#include "odbatch/runtime/dataset_error.hpp"
 #include "template_rendering.hpp"
 #include "token_sequence_builder.hpp"
 
@@ -40,7 +42,32 @@ void validate(const TokenizerOptions& options) {
 
 TokenizerModelError::TokenizerModelError(const std::filesystem::path& model,
                                          const std::string& problem)
-    : std::runtime_error(model.string() + ": " + problem), model_(model) {}
+    : ConfigError("tokenizer.model", model.string() + ": " + problem), model_(model) {}
+
+std::string read_tokenizer_model_file(const std::filesystem::path& model) {
+  auto opened = FileDescriptor::try_open_regular_file(model.string());
+  if (const auto* failure = std::get_if<FileDescriptor::OpenFailure>(&opened))
+    throw TokenizerModelError(model, failure->problem);
+  const auto& file = std::get<FileDescriptor>(opened);
+  const auto too_large = [&] {
+    return TokenizerModelError(model, "larger than " + std::to_string(kMaxTokenizerModelBytes) +
+                                          " bytes, too large for a tokenizer model");
+  };
+  if (file.size_when_opened() > kMaxTokenizerModelBytes) throw too_large();
+  // The bytes read count, not the size when opened: the file may change meanwhile.
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(file.size_when_opened()));
+  char buffer[1 << 16];
+  try {
+    while (const std::size_t got = file.read_some(buffer, sizeof buffer)) {
+      if (bytes.size() + got > kMaxTokenizerModelBytes) throw too_large();
+      bytes.append(buffer, got);
+    }
+  } catch (const DatasetError& e) {
+    throw TokenizerModelError(model, std::string("cannot read the model: ") + e.what());
+  }
+  return bytes;
+}
 
 struct ChatTokenizer::Impl {
   TokenizerOptions options;
@@ -61,6 +88,37 @@ int required_piece(const sentencepiece::SentencePieceProcessor& model,
                                         "); train the model with it among "
                                         "--user_defined_symbols");
   return id;
+}
+
+// Whether text cut right before a space that follows a printable ASCII character encodes to the
+// pieces the whole text's encoding starts with. sentencepiece (0.1.97) normalizes such text as the
+// whole text's start: printable ASCII character by character, the same dummy prefix, and no
+// whitespace before the cut to collapse or strip. Then, if no piece can span the cut, unigram's
+// best path to it is the best path of the text before it (Viterbi fixes the best path to a
+// position from the positions before it), and BPE never merges across it (its merges form
+// pieces, in an order set by score and position). No piece spans the cut when none holds
+// whitespace ("▁", or a space where the model keeps spaces) right after a character that is not
+// whitespace; and the piece after the cut is a known one when "▁" is, so that sentencepiece does
+// not merge unknown pieces across the cut. Models trained without whitespace splitting or with
+// whitespace as a suffix have pieces such as "of▁the" or "the▁" and are encoded whole.
+bool cuts_before_spaces_are_exact(const sentencepiece::SentencePieceProcessor& model) {
+  constexpr std::string_view kLowerBlock = "\xE2\x96\x81";  // U+2581, sentencepiece's space
+  const int space = model.PieceToId(std::string(kLowerBlock));
+  if (space == model.unk_id() || model.IsControl(space) || model.IsUnused(space)) return false;
+  for (int id = 0; id < model.GetPieceSize(); ++id) {
+    const std::string_view piece = model.IdToPiece(id);
+    bool after_other = false;
+    for (std::size_t at = 0; at < piece.size();) {
+      const std::size_t whitespace = piece[at] == ' ' ? 1
+                                     : piece.substr(at).starts_with(kLowerBlock)
+                                         ? kLowerBlock.size()
+                                         : 0;
+      if (whitespace > 0 && after_other) return false;
+      after_other = whitespace == 0;
+      at += std::max<std::size_t>(whitespace, 1);
+    }
+  }
+  return true;
 }
 
 std::vector<int> encode_fixed_text(const sentencepiece::SentencePieceProcessor& model,
@@ -89,7 +147,8 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
   impl->add_bos = configured.add_bos.value_or(configured.chat_template == ChatTemplate::llama2);
 
   auto& sp = impl->model;
-  if (const auto status = sp.Load(model.string()); !status.ok())
+  if (const auto status = sp.LoadFromSerializedProto(read_tokenizer_model_file(model));
+      !status.ok())
     throw TokenizerModelError(model, "cannot load the sentencepiece model: " + status.ToString());
 
   auto& vocabulary = impl->vocabulary;
@@ -100,6 +159,7 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
   vocabulary.vision_end =
       required_piece(sp, model, configured.vision_end_piece, "vision_end_piece");
   vocabulary.reserved = {vocabulary.image, vocabulary.vision_start, vocabulary.vision_end};
+  vocabulary.exact_cuts_before_spaces = cuts_before_spaces_are_exact(sp);
 
   auto& tokens = impl->template_tokens;
   tokens.bos = sp.bos_id();
@@ -167,16 +227,12 @@ TokenizeResult ChatTokenizer::tokenize(
   auto* sample = std::get_if<TokenizedSample>(&result);
   if (!sample) return result;
 
-  // The builder rejected any image not wholly within max_seq_len, so a cut only drops text.
-  if (sample->input_ids.size() > configured.max_seq_len) {
-    if (configured.over_length == OverLengthPolicy::reject)
-      return TokenizeError{TokenizeErrorReason::over_length,
-                           std::to_string(sample->input_ids.size()) + " tokens, over max_seq_len " +
-                               std::to_string(configured.max_seq_len)};
-    sample->input_ids.resize(configured.max_seq_len);
-    sample->labels.resize(configured.max_seq_len);
-    sample->truncated = true;
-  }
+  // The builder kept the first max_seq_len tokens and rejected any image not wholly within them,
+  // so a cut only drops text. It stopped encoding there, so the full length is not known.
+  if (sample->truncated && configured.over_length == OverLengthPolicy::reject)
+    return TokenizeError{
+        TokenizeErrorReason::over_length,
+        "more than max_seq_len " + std::to_string(configured.max_seq_len) + " tokens"};
   sample->supervised_targets = count_supervised_targets(sample->labels);
   if (sample->supervised_targets == 0 && configured.zero_labels == ZeroLabelPolicy::reject)
     return TokenizeError{

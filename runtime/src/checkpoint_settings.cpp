@@ -1,10 +1,9 @@
 #include "odbatch/runtime/checkpoint_settings.hpp"
 
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "odbatch/core/stable_hash.hpp"
+#include "odbatch/runtime/chat_tokenizer.hpp"
 
 namespace odbatch {
 namespace {
@@ -15,12 +14,12 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
+// Read as the tokenizer reads it: a FIFO or a directory is a TokenizerModelError naming the path,
+// never a hang.
 std::uint64_t file_hash(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (!in.good() && !in.eof())
-    throw CheckpointError(file.string() + ": cannot read the tokenizer model to fingerprint it");
-  return StableHasher(0x746f6b656e697a65ULL).add(bytes).digest();  // "tokenize"
+  return StableHasher(0x746f6b656e697a65ULL)  // "tokenize"
+      .add(read_tokenizer_model_file(file))
+      .digest();
 }
 
 std::string flag(bool value) {
@@ -29,8 +28,7 @@ std::string flag(bool value) {
 
 }  // namespace
 
-std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
-                                                   const JsonlIndex& index) {
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const JsonlIndex& index) {
   const auto& b = config.batching;
   const auto& t = config.tokenizer.options;
   const auto& images = config.images;

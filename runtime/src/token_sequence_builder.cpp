@@ -22,16 +22,37 @@ std::string_view chat_role_name(Role role) {
 
 namespace {
 
-// Typical text takes 3 to 5 bytes a token, so this rarely reallocates and never holds much more
-// than max_seq_len tokens.
+// Typical text takes 3 to 5 bytes a token, so this rarely reallocates and never holds more than
+// max_seq_len tokens.
 std::size_t expected_tokens(const Conversation& conversation,
                             std::span<const std::uint32_t> visual_tokens_per_image,
                             std::uint32_t max_seq_len) {
   std::uint64_t expected = 16;
   for (const auto& message : conversation.messages) expected += message.content.size() / 3 + 16;
   for (const auto visual_tokens : visual_tokens_per_image) expected += visual_tokens + 2;
-  return static_cast<std::size_t>(
-      std::min<std::uint64_t>(expected, std::uint64_t{max_seq_len} + 1));
+  return static_cast<std::size_t>(std::min<std::uint64_t>(expected, max_seq_len));
+}
+
+// The first prefix of a long text to encode for `wanted` pieces: typical text takes 3 to 5 bytes
+// a piece, so one encoding usually suffices, and text of up to 64 KiB is encoded whole.
+constexpr std::size_t kMinPrefixBytes = std::size_t{64} << 10;
+std::size_t first_prefix_bytes(std::size_t wanted) {
+  return std::max(kMinPrefixBytes, 8 * wanted);
+}
+
+bool is_printable_ascii_but_space(char c) {
+  return c > ' ' && c < '\x7f';
+}
+
+// The first position at or after `from` where a space follows a printable ASCII character; the
+// text's size when there is none.
+std::size_t cut_before_space(std::string_view text, std::size_t from) {
+  for (std::size_t at = std::max<std::size_t>(from, 1); at < text.size(); ++at) {
+    at = text.find(' ', at);
+    if (at == std::string_view::npos) break;
+    if (is_printable_ascii_but_space(text[at - 1])) return at;
+  }
+  return text.size();
 }
 
 }  // namespace
@@ -51,7 +72,7 @@ TokenSequenceBuilder::TokenSequenceBuilder(const SequenceVocabulary& vocabulary,
 }
 
 void TokenSequenceBuilder::text(std::string_view text, bool supervised) {
-  if (failed() || text.empty()) return;
+  if (failed() || past_max_seq_len_ || text.empty()) return;
   if (!pending_text_.empty() && pending_supervised_ != supervised) flush_text();
   if (pending_text_.empty()) {
     pending_from_ = location_;
@@ -87,6 +108,11 @@ void TokenSequenceBuilder::tokens(std::span<const int> ids, bool supervised) {
 void TokenSequenceBuilder::append(std::span<const int> ids, bool supervised) {
   auto& input_ids = sample_.input_ids;
   auto& labels = sample_.labels;
+  const std::size_t room = max_seq_len_ - input_ids.size();
+  if (ids.size() > room) {
+    ids = ids.first(room);
+    past_max_seq_len_ = true;
+  }
   input_ids.insert(input_ids.end(), ids.begin(), ids.end());
   if (supervised)
     labels.insert(labels.end(), ids.begin(), ids.end());
@@ -106,17 +132,18 @@ TokenizeResult TokenSequenceBuilder::finish() {
              " images but its messages hold " + std::to_string(next_image_) + " " +
              std::string(kImagePlaceholder) + " placeholders");
   if (error_) return std::move(*error_);
+  sample_.truncated = past_max_seq_len_;
   return std::move(sample_);
 }
 
 void TokenSequenceBuilder::flush_text() {
   if (failed() || pending_text_.empty()) return;
-  const auto status = vocabulary_.model->Encode(pending_text_, &encoded_);
-  if (!status.ok())
-    throw std::runtime_error(describe(pending_from_) +
-                             ": sentencepiece cannot encode: " + status.ToString());
+  // One piece past the room tells that the sequence goes on past max_seq_len.
+  const std::size_t room = max_seq_len_ - sample_.input_ids.size();
+  encode_leading(pending_text_, room + 1);
   pending_text_.clear();
-  for (const int id : encoded_) {
+  // Only what is kept must not read as template structure: text past the cut is never used.
+  for (const int id : std::span(encoded_).first(std::min(encoded_.size(), room))) {
     if (std::find(vocabulary_.reserved.begin(), vocabulary_.reserved.end(), id) ==
         vocabulary_.reserved.end())
       continue;
@@ -128,6 +155,28 @@ void TokenSequenceBuilder::flush_text() {
     return;
   }
   append(encoded_, pending_supervised_);
+}
+
+void TokenSequenceBuilder::encode_leading(std::string_view text, std::size_t wanted) {
+  // The whole text's pieces up to a cut are those of the text before it (see
+  // exact_cuts_before_spaces), so a prefix yielding `wanted` pieces gives the same first pieces.
+  // A prefix that falls short is doubled and encoded again: at most twice the work of encoding
+  // the prefix needed.
+  std::size_t prefix =
+      vocabulary_.exact_cuts_before_spaces ? first_prefix_bytes(wanted) : text.size();
+  for (;;) {
+    const std::size_t cut = prefix >= text.size() ? text.size() : cut_before_space(text, prefix);
+    encode(text.substr(0, cut));
+    if (cut == text.size() || encoded_.size() >= wanted) return;
+    prefix = 2 * cut;
+  }
+}
+
+void TokenSequenceBuilder::encode(std::string_view text) {
+  const auto status = vocabulary_.model->Encode(text, &encoded_);
+  if (!status.ok())
+    throw std::runtime_error(describe(pending_from_) +
+                             ": sentencepiece cannot encode: " + status.ToString());
 }
 
 void TokenSequenceBuilder::image() {
@@ -150,6 +199,13 @@ void TokenSequenceBuilder::image() {
   if (failed()) return;
   // The whole block must fit: a cut through an image is invalid for the vision tower, and a
   // dropped image would leave its pixels without tokens.
+  if (past_max_seq_len_) {
+    fail(TokenizeErrorReason::over_length,
+         location() + ": image " + std::to_string(index) + " (" + std::to_string(visual_tokens) +
+             " visual tokens) comes after the first max_seq_len " + std::to_string(max_seq_len_) +
+             " tokens; images are never cut");
+    return;
+  }
   const std::uint64_t block_end = std::uint64_t{sample_.input_ids.size()} + visual_tokens + 2;
   if (block_end > max_seq_len_) {
     fail(TokenizeErrorReason::over_length,
@@ -168,8 +224,7 @@ void TokenSequenceBuilder::image() {
 }
 
 void TokenSequenceBuilder::push(int id, bool supervised) {
-  sample_.input_ids.push_back(id);
-  sample_.labels.push_back(supervised ? id : kIgnoreLabel);
+  append(std::span(&id, 1), supervised);
 }
 
 std::string TokenSequenceBuilder::describe(std::size_t location) const {

@@ -1,6 +1,6 @@
 #pragma once
 // Builds one sample's token sequence from the parts a chat template renders: ordinary text,
-// tokens emitted by id, and images. Private to the tokenizer.
+// tokens emitted by id, and images, held to max_seq_len as it grows. Private to the tokenizer.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,6 +30,10 @@ struct SequenceVocabulary {
   // Pieces the template emits only by id. Text that encodes to one of them is an error: it would
   // read as template structure or as an image token without an image.
   std::vector<int> reserved;
+  // Whether text cut right before a space that follows a printable ASCII character encodes to
+  // the pieces the whole text's encoding starts with (see cuts_before_spaces_are_exact), so that
+  // a long text can be encoded only as far as the sequence can hold.
+  bool exact_cuts_before_spaces = false;
 };
 
 class TokenSequenceBuilder {
@@ -52,21 +56,29 @@ class TokenSequenceBuilder {
   void token(int id, bool supervised);
   void tokens(std::span<const int> ids, bool supervised);
 
+  // Past max_seq_len nothing more is kept: text there is not encoded (a long segment is encoded
+  // only up to a point past the limit), and an image there is an over_length error.
+
   // Records the first error; every part after it is ignored.
   void fail(TokenizeErrorReason reason, std::string message);
   bool failed() const { return error_.has_value(); }
   // "message 3 (user)" or "the default system prompt": where the current part comes from.
   std::string location() const { return describe(location_); }
 
-  // The whole sequence (not yet held to max_seq_len, supervised_targets not counted), or the
-  // first error. Called once, last.
+  // The sequence's first max_seq_len tokens, `truncated` when it was longer (supervised_targets
+  // not counted), or the first error. Called once, last.
   TokenizeResult finish();
 
  private:
   static constexpr std::size_t kDefaultSystemPrompt = static_cast<std::size_t>(-1);
 
   void flush_text();
+  // Encodes into encoded_ the text, or a prefix of it that yields at least `wanted` pieces: the
+  // pieces the whole text's encoding starts with.
+  void encode_leading(std::string_view text, std::size_t wanted);
+  void encode(std::string_view text);
   void image();
+  // Both keep what fits within max_seq_len and note whether anything did not.
   void append(std::span<const int> ids, bool supervised);
   void push(int id, bool supervised);
   std::string describe(std::size_t location) const;
@@ -83,6 +95,7 @@ class TokenSequenceBuilder {
   std::size_t pending_to_ = 0;
   std::vector<int> encoded_;  // reused by every segment's Encode call
   std::size_t next_image_ = 0;
+  bool past_max_seq_len_ = false;  // a part did not fit: sample_ holds max_seq_len tokens
   TokenizedSample sample_;
   std::optional<TokenizeError> error_;
 };

@@ -1,5 +1,5 @@
-// Trains the small sentencepiece models the tokenizer tests load (a CTest fixture): unigram
-// models of 1000 pieces on the GPL-3 text, which takes well under a second each.
+// Trains the small sentencepiece models the tokenizer tests load (a CTest fixture): models of
+// 1000 pieces on the GPL-3 text (unigram unless said otherwise), well under a second each.
 // Usage: odbatch_test_spm_model OUTPUT_DIR
 #include <sentencepiece_trainer.h>
 
@@ -19,6 +19,7 @@ constexpr const char* kChatPieces =
     "<|im_start|>,<|im_end|>,<|vision_start|>,<|vision_end|>,<|image_pad|>";
 
 bool train(const std::filesystem::path& directory, std::string_view name, Arguments arguments) {
+  // insert() keeps a model's own entries, such as its model_type.
   arguments.insert({
       {"input", "/usr/share/common-licenses/GPL-3"},
       {"model_prefix", (directory / std::string(name)).string()},
@@ -52,7 +53,18 @@ int main(int argc, char** argv) {
                {"normalization_rule_name", "identity"},
                {"remove_extra_whitespaces", "false"},
                {"byte_fallback", "true"}}) &&
-        train(directory, kPlainModel, {});
+        train(directory, kPlainModel, {}) &&
+        train(directory, kBpeChatModel,
+              {{"user_defined_symbols", kChatPieces},
+               {"model_type", "bpe"},
+               {"normalization_rule_name", "identity"},
+               {"remove_extra_whitespaces", "false"},
+               {"allow_whitespace_only_pieces", "true"},
+               {"byte_fallback", "true"}}) &&
+        train(directory, kUnsplitChatModel,
+              {{"user_defined_symbols", kChatPieces}, {"split_by_whitespace", "false"}}) &&
+        train(directory, kSuffixChatModel,
+              {{"user_defined_symbols", kChatPieces}, {"treat_whitespace_as_suffix", "true"}});
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "odbatch_test_spm_model: " << e.what() << "\n";

@@ -11,5 +11,11 @@ inline constexpr std::string_view kChatModel = "chat";
 inline constexpr std::string_view kByteChatModel = "chat_bytes";
 // No user-defined pieces at all.
 inline constexpr std::string_view kPlainModel = "plain";
+// BPE with Llama-2's normalization and whitespace-only pieces ("▁▁", "▁▁▁▁"), and the chat pieces.
+inline constexpr std::string_view kBpeChatModel = "chat_bpe";
+// Trained without splitting at whitespace: pieces such as "of▁the" span spaces.
+inline constexpr std::string_view kUnsplitChatModel = "chat_unsplit";
+// Whitespace as a suffix: "the▁" rather than "▁the".
+inline constexpr std::string_view kSuffixChatModel = "chat_suffix";
 
 }  // namespace odbatch::test

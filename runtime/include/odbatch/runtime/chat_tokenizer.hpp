@@ -6,7 +6,6 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 
 #include "odbatch/core/config.hpp"
@@ -37,9 +36,10 @@ struct TokenizerOptions {
 // Throws ConfigError naming the first invalid field.
 void validate(const TokenizerOptions& options);
 
-// A model that cannot serve the options: unreadable, not a sentencepiece model, or lacking a piece
-// or control token the template needs. The message names the model's path.
-class TokenizerModelError : public std::runtime_error {
+// A model that cannot serve the options: not a regular file, unreadable, not a sentencepiece
+// model, or lacking a piece or control token the template needs. A ConfigError of the field
+// tokenizer.model: "tokenizer.model: <path>: <problem>".
+class TokenizerModelError : public ConfigError {
  public:
   TokenizerModelError(const std::filesystem::path& model, const std::string& problem);
   const std::filesystem::path& model() const { return model_; }
@@ -47,6 +47,12 @@ class TokenizerModelError : public std::runtime_error {
  private:
   std::filesystem::path model_;
 };
+
+// The bytes of a tokenizer model file, read the way ChatTokenizer reads them: opened without
+// blocking (a FIFO or a device cannot hang the open) and read only if it is a regular file of at
+// most kMaxTokenizerModelBytes. Throws TokenizerModelError.
+inline constexpr std::uint64_t kMaxTokenizerModelBytes = std::uint64_t{1} << 30;
+std::string read_tokenizer_model_file(const std::filesystem::path& model);
 
 // Thread-safe: tokenize() is const and touches no shared mutable state (sentencepiece's Encode is
 // const and thread-safe), so a pool of workers may share one tokenizer.

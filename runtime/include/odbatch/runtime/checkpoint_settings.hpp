@@ -12,8 +12,8 @@
 
 namespace odbatch {
 
-// Throws CheckpointError when the tokenizer model cannot be read.
-std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
-                                                   const JsonlIndex& index);
+// Throws TokenizerModelError (a ConfigError naming tokenizer.model and the path) when the
+// tokenizer model is not a regular file or cannot be read.
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const JsonlIndex& index);
 
 }  // namespace odbatch

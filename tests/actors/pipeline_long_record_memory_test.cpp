@@ -1,0 +1,96 @@
+// One long record costs memory in proportion to its size, with a small factor: the tokenizer
+// encodes a long text only as far as max_seq_len needs, instead of encoding all of it (which cost
+// about 60 times the record's size in sentencepiece's per-piece structures: 975 MiB for a 16 MiB
+// record, 1.9 GiB for 32 MiB). `odbatch run` runs as a child process (started through
+// odbatch_peak_rss) over a dataset of one record whose reply is 1, 16 or 32 MiB of real text, cut
+// to max_seq_len 16384, and its peak resident set size must stay within kBaseKiB plus
+// kKiBPerRecordMiB per MiB of record.
+//
+// What the record still costs: the reader's copy of the line, the JSON document's string, the
+// conversation's copy and the tokenizer's copy of the segment, each the record's size. Measured:
+// 22, 77 and 142 MiB, about 4 times the record's size over a short record's run; the bound leaves
+// room for AddressSanitizer's allocator.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "peak_rss_run.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+constexpr long kBaseKiB = 128 * 1024;
+constexpr long kKiBPerRecordMiB = 6 * 1024;
+
+std::string license_texts() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator("/usr/share/common-licenses"))
+    if (entry.is_regular_file() && !entry.is_symlink()) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  std::string text;
+  for (const auto& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    text += bytes.str();
+  }
+  REQUIRE(text.size() > 100'000);
+  return text;
+}
+
+// A dataset of one record: a question, and a reply of the license texts repeated to `mib` MiB.
+std::filesystem::path write_run(const std::filesystem::path& dir, std::size_t mib) {
+  const std::string licenses = license_texts();
+  std::string reply;
+  reply.reserve(mib << 20);
+  while (reply.size() < (mib << 20))
+    reply.append(licenses, 0, std::min(licenses.size(), (mib << 20) - reply.size()));
+  const nlohmann::json record = {{"messages",
+                                  {{{"role", "user"}, {"content", "Quote the licenses."}},
+                                   {{"role", "assistant"}, {"content", reply}}}}};
+  const auto name = std::to_string(mib) + "-mib-record";
+  const auto data = dir / (name + ".jsonl");
+  {
+    std::ofstream out(data, std::ios::binary);
+    out << record.dump() << '\n';
+    REQUIRE(out.good());
+  }
+  const auto data_dir = test::require_dataset();
+  const auto config = dir / (name + ".toml");
+  std::ofstream out(config);
+  out << "[source]\nfiles = [\"" << data.string() << "\"]\n"
+      << "image_root = \"" << (data_dir / "images").string() << "\"\n"
+      << "on_bad_record = \"fail\"\n"
+      << "[tokenizer]\nmodel = \"" << (data_dir / "tokenizer/odbatch-unigram-8k.model").string()
+      << "\"\nworkers = 2\n"
+      << "[batching]\ntoken_budget = 16384\nmax_seq_len = 16384\nover_length = \"truncate\"\n"
+      << "window = 8\nseed = 1\n"
+      << "[pipeline]\nscheduler_threads = 2\n";
+  REQUIRE(out.good());
+  return config;
+}
+
+TEST_CASE("one long record's peak memory is a small multiple of its size") {
+  test::require_dataset();
+  const test::TempDir dir;
+  // Smallest first: a run far over the bound stops the test before the larger ones.
+  for (const std::size_t mib : {1, 16, 32}) {
+    CAPTURE(mib);
+    const long peak_kib = test::peak_rss_kib_of_run(write_run(dir.path(), mib), dir.path(),
+                                                    std::chrono::seconds(300));
+    const long bound_kib = kBaseKiB + kKiBPerRecordMiB * static_cast<long>(mib);
+    MESSAGE("peak RSS with a " << mib << " MiB record: " << peak_kib / 1024 << " MiB (bound "
+                               << bound_kib / 1024 << " MiB)");
+    REQUIRE(peak_kib <= bound_kib);
+  }
+}
+
+}  // namespace
+}  // namespace odbatch
