@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cstddef>
 #include <iterator>
 #include <string>
@@ -90,21 +91,29 @@ int required_piece(const sentencepiece::SentencePieceProcessor& model,
   return id;
 }
 
-// Whether text cut right before a space that follows a printable ASCII character encodes to the
-// pieces the whole text's encoding starts with. sentencepiece (0.1.97) normalizes such text as the
-// whole text's start: printable ASCII character by character, the same dummy prefix, and no
-// whitespace before the cut to collapse or strip. Then, if no piece can span the cut, unigram's
-// best path to it is the best path of the text before it (Viterbi fixes the best path to a
-// position from the positions before it), and BPE never merges across it (its merges form
-// pieces, in an order set by score and position). No piece spans the cut when none holds
-// whitespace ("▁", or a space where the model keeps spaces) right after a character that is not
-// whitespace; and the piece after the cut is a known one when "▁" is, so that sentencepiece does
-// not merge unknown pieces across the cut. Models trained without whitespace splitting or with
-// whitespace as a suffix have pieces such as "of▁the" or "the▁" and are encoded whole.
-bool cuts_before_spaces_are_exact(const sentencepiece::SentencePieceProcessor& model) {
+// Where text cut between two printable ASCII characters x and y encodes, up to the cut, to the
+// pieces the whole text's encoding starts with. sentencepiece (0.1.97) normalizes the text before
+// such a cut as the whole text's start: printable ASCII character by character (case folding at
+// most), the same dummy prefix, no whitespace before the cut to collapse or strip. Then, if no
+// piece can span the cut, unigram's best path to it is the best path of the text before it
+// (Viterbi fixes the best path to a position from the positions before it), and BPE never merges
+// across it (its merges form pieces, in an order set by score and position); and if the piece
+// after the cut is a known one, sentencepiece merges no unknown pieces across it.
+//  - Before a space (y = ' '): no piece may hold whitespace ("▁", or a space where the model keeps
+//    spaces) right after a character that is not whitespace, and "▁" must be a piece. Models
+//    trained without whitespace splitting or with whitespace as a suffix have pieces such as
+//    "of▁the" or "the▁": they get no cut at all, and are encoded whole.
+//  - Between x and y otherwise, for text without spaces: no piece may hold x and y side by side
+//    (in either case), and y must be a piece of its own (in both cases).
+ExactCuts exact_cuts_of(const sentencepiece::SentencePieceProcessor& model) {
   constexpr std::string_view kLowerBlock = "\xE2\x96\x81";  // U+2581, sentencepiece's space
-  const int space = model.PieceToId(std::string(kLowerBlock));
-  if (space == model.unk_id() || model.IsControl(space) || model.IsUnused(space)) return false;
+  const auto is_piece = [&](const std::string& piece) {
+    const int id = model.PieceToId(piece);
+    return id != model.unk_id() && !model.IsControl(id) && !model.IsUnused(id);
+  };
+  if (!is_piece(std::string(kLowerBlock))) return {};
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  std::bitset<128 * 128> side_by_side;  // ASCII pairs some piece holds, lower-cased
   for (int id = 0; id < model.GetPieceSize(); ++id) {
     const std::string_view piece = model.IdToPiece(id);
     bool after_other = false;
@@ -113,12 +122,21 @@ bool cuts_before_spaces_are_exact(const sentencepiece::SentencePieceProcessor& m
                                      : piece.substr(at).starts_with(kLowerBlock)
                                          ? kLowerBlock.size()
                                          : 0;
-      if (whitespace > 0 && after_other) return false;
+      if (whitespace > 0 && after_other) return {};
       after_other = whitespace == 0;
       at += std::max<std::size_t>(whitespace, 1);
     }
+    for (std::size_t at = 1; at < piece.size(); ++at) {
+      const auto x = static_cast<unsigned char>(lower(piece[at - 1]));
+      const auto y = static_cast<unsigned char>(lower(piece[at]));
+      if (x < 128 && y < 128) side_by_side[x * 128 + y] = true;
+    }
   }
-  return true;
+  return ExactCuts([&](char x, char y) {
+    return !side_by_side[static_cast<std::size_t>(lower(x)) * 128 +
+                         static_cast<std::size_t>(lower(y))] &&
+           is_piece(std::string(1, y)) && is_piece(std::string(1, lower(y)));
+  });
 }
 
 std::vector<int> encode_fixed_text(const sentencepiece::SentencePieceProcessor& model,
@@ -159,7 +177,7 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
   vocabulary.vision_end =
       required_piece(sp, model, configured.vision_end_piece, "vision_end_piece");
   vocabulary.reserved = {vocabulary.image, vocabulary.vision_start, vocabulary.vision_end};
-  vocabulary.exact_cuts_before_spaces = cuts_before_spaces_are_exact(sp);
+  vocabulary.cuts = exact_cuts_of(sp);
 
   auto& tokens = impl->template_tokens;
   tokens.bos = sp.bos_id();

@@ -40,21 +40,6 @@ std::size_t first_prefix_bytes(std::size_t wanted) {
   return std::max(kMinPrefixBytes, 8 * wanted);
 }
 
-bool is_printable_ascii_but_space(char c) {
-  return c > ' ' && c < '\x7f';
-}
-
-// The first position at or after `from` where a space follows a printable ASCII character; the
-// text's size when there is none.
-std::size_t cut_before_space(std::string_view text, std::size_t from) {
-  for (std::size_t at = std::max<std::size_t>(from, 1); at < text.size(); ++at) {
-    at = text.find(' ', at);
-    if (at == std::string_view::npos) break;
-    if (is_printable_ascii_but_space(text[at - 1])) return at;
-  }
-  return text.size();
-}
-
 }  // namespace
 
 TokenSequenceBuilder::TokenSequenceBuilder(const SequenceVocabulary& vocabulary,
@@ -158,14 +143,15 @@ void TokenSequenceBuilder::flush_text() {
 }
 
 void TokenSequenceBuilder::encode_leading(std::string_view text, std::size_t wanted) {
-  // The whole text's pieces up to a cut are those of the text before it (see
-  // exact_cuts_before_spaces), so a prefix yielding `wanted` pieces gives the same first pieces.
+  // The whole text's pieces up to a cut are those of the text before it (see ExactCuts), so a
+  // prefix yielding `wanted` pieces gives the same first pieces.
   // A prefix that falls short is doubled and encoded again: at most twice the work of encoding
   // the prefix needed.
-  std::size_t prefix =
-      vocabulary_.exact_cuts_before_spaces ? first_prefix_bytes(wanted) : text.size();
+  const ExactCuts& cuts = vocabulary_.cuts;
+  std::size_t prefix = cuts.any() ? first_prefix_bytes(wanted) : text.size();
   for (;;) {
-    const std::size_t cut = prefix >= text.size() ? text.size() : cut_before_space(text, prefix);
+    const std::size_t cut =
+        prefix >= text.size() ? text.size() : cuts.first_at_or_after(text, prefix);
     encode(text.substr(0, cut));
     if (cut == text.size() || encoded_.size() >= wanted) return;
     prefix = 2 * cut;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exact_cuts.hpp"
 #include "odbatch/runtime/conversation.hpp"
 #include "odbatch/runtime/tokenized_sample.hpp"
 
@@ -30,10 +31,10 @@ struct SequenceVocabulary {
   // Pieces the template emits only by id. Text that encodes to one of them is an error: it would
   // read as template structure or as an image token without an image.
   std::vector<int> reserved;
-  // Whether text cut right before a space that follows a printable ASCII character encodes to
-  // the pieces the whole text's encoding starts with (see cuts_before_spaces_are_exact), so that
-  // a long text can be encoded only as far as the sequence can hold.
-  bool exact_cuts_before_spaces = false;
+  // Where a long text may be cut so that the text before the cut encodes to the pieces the whole
+  // text's encoding starts with (see exact_cuts_of), so that it can be encoded only as far as the
+  // sequence can hold.
+  ExactCuts cuts;
 };
 
 class TokenSequenceBuilder {

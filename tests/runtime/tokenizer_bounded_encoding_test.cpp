@@ -1,12 +1,14 @@
-// The tokenizer encodes a long text only as far as max_seq_len needs: the text before a space that
-// follows a printable ASCII character, which encodes to the pieces the whole text starts with on
-// models whose pieces never span such a point. The property: whatever max_seq_len, the sample
-// holds exactly the first max_seq_len tokens of the whole text's encoding, on real text (the
-// license texts, 270 KB, and half of them with their whitespace, letters or all whitespace
-// changed) and real models: the test models (unigram and BPE, Llama-2's and the default
-// normalization, models trained without whitespace splitting or with whitespace as a suffix, which
-// have pieces that span spaces) and, when present, the dataset's 8k unigram model and Llama-2's 32k
-// BPE model (tools/prepare-data.sh [--with-llama]).
+// The tokenizer encodes a long text only as far as max_seq_len needs: up to a point where no
+// piece of the model can span (before a space that follows a printable ASCII character, or
+// between two printable ASCII characters that no piece holds side by side), where the text before
+// the point encodes to the pieces the whole text's encoding starts with. The property: whatever
+// max_seq_len, the sample holds exactly the first max_seq_len tokens of the whole text's encoding,
+// on real text (the license texts, 270 KB, and half of them with their whitespace, letters or all
+// whitespace changed, or in base64) and real models: the test models (unigram and BPE, Llama-2's
+// and the default normalization, and models trained without whitespace splitting or with
+// whitespace as a suffix, whose pieces span spaces and which are encoded whole) and, when
+// present, the dataset's 8k unigram model and Llama-2's 32k BPE model (tools/prepare-data.sh
+// [--with-llama]).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -86,6 +88,20 @@ std::string without_whitespace(const std::string& text) {
   return joined;
 }
 
+// Real bytes in base64: letters of both cases, digits, '+' and '/', no whitespace.
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string encoded;
+  for (std::size_t i = 0; i + 2 < bytes.size(); i += 3) {
+    const auto triple = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16 |
+                        static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8 |
+                        static_cast<unsigned char>(bytes[i + 2]);
+    for (const int shift : {18, 12, 6, 0}) encoded += kDigits[(triple >> shift) & 63];
+  }
+  return encoded;
+}
+
 struct ModelCase {
   std::filesystem::path path;
   TokenizerOptions options;
@@ -155,6 +171,7 @@ TEST_CASE("a sample holds exactly the first max_seq_len tokens of the whole enco
       {"non-ASCII letters", non_ascii_letters(half)},
       {"a long whitespace run", long_whitespace_run(licenses)},
       {"no whitespace", without_whitespace(half)},
+      {"base64", base64(licenses.substr(0, 100'000))},
   };
   for (const auto& model : model_cases()) {
     CAPTURE(model.path.string());
