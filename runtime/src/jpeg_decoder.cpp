@@ -62,6 +62,24 @@ DctScale covering_scale(const JpegHeader& header, const ResizeTarget& target) {
   return DctScale{};
 }
 
+// Pillow's RGB for a four-component JPEG, which Hugging Face's image processors start from.
+// Pillow reads every such JPEG as Adobe's inverted CMYK (rawmode "CMYK;I", whatever its APP14
+// marker says): its C, M, Y and K are 255 minus the stored samples. convert("RGB") (cmyk2rgb)
+// then gives each colour as (255 - K) - (255 - K) * ink / 255, rounded as its MULDIV255 rounds.
+// 255 - K is the stored K ("white" here), and a colour never leaves 0..white: nothing to clamp.
+// `rgb` may be `cmyk` itself: a pixel is read whole before its three bytes, which lie at or
+// before its four, are written.
+void cmyk_to_rgb(const std::uint8_t* cmyk, std::size_t pixels, std::uint8_t* rgb) {
+  for (std::size_t i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    const int white = cmyk[3];
+    const int inks[3] = {255 - cmyk[0], 255 - cmyk[1], 255 - cmyk[2]};
+    for (int c = 0; c < 3; ++c) {
+      const int product = inks[c] * white + 128;
+      rgb[c] = static_cast<std::uint8_t>(white - (((product >> 8) + product) >> 8));
+    }
+  }
+}
+
 std::string sides(std::uint32_t width, std::uint32_t height) {
   return std::to_string(width) + "x" + std::to_string(height);
 }
@@ -183,10 +201,6 @@ ImageResult<JpegHeader> JpegDecoder::read_header(std::span<const std::uint8_t> j
   header.height = static_cast<std::uint32_t>(height);
   header.subsampling = static_cast<ChromaSubsampling>(subsampling);
   header.colorspace = static_cast<JpegColorspace>(colorspace);
-  if (header.colorspace == JpegColorspace::cmyk || header.colorspace == JpegColorspace::ycck)
-    return ImageError{ImageErrorKind::unsupported, std::string("JPEG is ") +
-                                                       std::string(to_string(header.colorspace)) +
-                                                       ", which cannot be decoded to RGB"};
   header.components = header.colorspace == JpegColorspace::grey ? 1 : 3;
 
   const std::uint32_t longer = std::max(header.width, header.height);
@@ -230,7 +244,25 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
   out.rgb.resize(std::size_t{out.width} * out.height * 3);
   const bool resize = out.decoded_width != out.width || out.decoded_height != out.height;
 
-  if (header.value().colorspace != JpegColorspace::grey) {
+  const JpegColorspace colorspace = header.value().colorspace;
+  if (colorspace == JpegColorspace::cmyk || colorspace == JpegColorspace::ycck) {
+    // libjpeg turns YCCK into CMYK; the conversion to RGB works in place (see cmyk_to_rgb).
+    const std::size_t pixels = std::size_t{out.decoded_width} * out.decoded_height;
+    decoded_.resize(pixels * 4);
+    if (auto error =
+            decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_CMYK, decoded_.data()))
+      return error;
+    if (!resize) {
+      cmyk_to_rgb(decoded_.data(), pixels, out.rgb.data());
+      return std::nullopt;
+    }
+    cmyk_to_rgb(decoded_.data(), pixels, decoded_.data());
+    resampler_.resize(std::span(decoded_.data(), pixels * 3), out.decoded_width, out.decoded_height,
+                      out.rgb, out.width, out.height);
+    return std::nullopt;
+  }
+
+  if (colorspace != JpegColorspace::grey) {
     if (!resize)
       return decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_RGB, out.rgb.data());
     decoded_.resize(std::size_t{out.decoded_width} * out.decoded_height * 3);

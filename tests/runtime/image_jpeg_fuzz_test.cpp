@@ -59,6 +59,7 @@ TEST_CASE("thousands of mutated JPEGs decode to an image or an error, never a cr
       test::pattern_jpeg(97, 33, ChromaSubsampling::s444),
       test::pattern_jpeg(40, 120, ChromaSubsampling::grey),
       test::pattern_jpeg(300, 200, ChromaSubsampling::s422),
+      test::encode_cmyk_jpeg(72, 56),
   };
   // A lower pixel limit keeps headers mutated into large sizes cheap to reject.
   JpegDecoder decoder({.max_source_pixels = 4'000'000, .max_source_side = 8192});

@@ -134,4 +134,11 @@ std::size_t scan_data_offset(const Bytes& jpeg) {
   return sos + 2 + segment_length(jpeg, sos);
 }
 
+Bytes without_segment(Bytes jpeg, std::uint8_t type) {
+  const std::size_t at = find_segment(jpeg, [type](std::uint8_t found) { return found == type; });
+  const auto begin = jpeg.begin() + static_cast<std::ptrdiff_t>(at);
+  jpeg.erase(begin, begin + 2 + segment_length(jpeg, at));
+  return jpeg;
+}
+
 }  // namespace odbatch::test

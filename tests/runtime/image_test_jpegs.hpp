@@ -34,5 +34,7 @@ std::size_t frame_header_offset(const Bytes& jpeg);
 Bytes with_declared_size(Bytes jpeg, std::uint16_t width, std::uint16_t height);
 // Offset of the first byte of entropy-coded data (just after the SOS segment).
 std::size_t scan_data_offset(const Bytes& jpeg);
+// The same JPEG without its first marker segment of type `type` (e.g. 0xEE, Adobe's APP14).
+Bytes without_segment(Bytes jpeg, std::uint8_t type);
 
 }  // namespace odbatch::test

@@ -14,7 +14,7 @@ enum class ImageErrorKind : std::uint8_t {
   unreadable,    // the file exists but cannot be read (permissions, a directory, I/O error)
   bad_path,      // the path is absolute or escapes the image root
   corrupt,       // not decodable: broken markers, truncated or damaged entropy data
-  unsupported,   // a valid image this decoder does not handle (not a JPEG, CMYK, 12-bit, ...)
+  unsupported,   // a valid image this decoder does not handle (not a JPEG, 12-bit, ...)
   pixel_bomb,    // over a resource limit: declared pixels, side length or file size
   bad_geometry,  // no resize target: a zero side or an aspect ratio over 200
 };

@@ -5,7 +5,9 @@
 // DCT scaling factor (1/8, 1/4, 3/8, 1/2, 5/8, 3/4, 7/8, 1/1) whose scaled size still covers the
 // target in both dimensions (1/1 when none does, e.g. when enlarging), then resizes to exactly
 // the target with BicubicResampler (PIL's BICUBIC, antialiased). Grey JPEGs come out as RGB with
-// equal channels (resized as one channel, which gives the same pixels).
+// equal channels (resized as one channel, which gives the same pixels). CMYK and YCCK JPEGs
+// become the RGB Pillow's Image.open(...).convert("RGB") gives, byte for byte, before resizing:
+// Pillow takes the samples as Adobe's inverted CMYK, whatever the APP14 marker says.
 // Decoding at a reduced DCT scale first means the pixels differ slightly from resizing the full
 // decode, as PIL's Image.draft() does; the geometry and token count are unaffected.
 //
@@ -44,7 +46,7 @@ std::string_view to_string(JpegColorspace colorspace);
 struct JpegHeader {
   std::uint32_t width = 0;
   std::uint32_t height = 0;
-  std::uint32_t components = 0;  // 1 for grey, 3 for colour
+  std::uint32_t components = 0;  // channels decoded before resizing: 1 for grey, 3 otherwise
   ChromaSubsampling subsampling = ChromaSubsampling::s444;
   JpegColorspace colorspace = JpegColorspace::ycbcr;
 
@@ -65,7 +67,7 @@ class JpegDecoder {
   JpegDecoder& operator=(const JpegDecoder&) = delete;
 
   // The header alone, in about a microsecond. It succeeds exactly when decode() would get past
-  // the header: the limits hold and the colourspace can become RGB (CMYK and YCCK cannot).
+  // the header: the limits hold.
   // smart_resize(header.height, header.width, geometry) then gives the token count decode()
   // will produce.
   ImageResult<JpegHeader> read_header(std::span<const std::uint8_t> jpeg);
@@ -81,7 +83,7 @@ class JpegDecoder {
                                    const VisionGeometryConfig& geometry, DecodedImage& out);
 
  private:
-  // `pixel_format` is a TJPF value: RGB, or grey for one-component JPEGs.
+  // `pixel_format` is a TJPF value: RGB, grey for one-component JPEGs, CMYK for four.
   std::optional<ImageError> decompress(std::span<const std::uint8_t> jpeg, std::uint32_t width,
                                        std::uint32_t height, int pixel_format,
                                        std::uint8_t* pixels);
@@ -89,7 +91,7 @@ class JpegDecoder {
 
   JpegDecoderLimits limits_;
   void* handle_ = nullptr;  // tjhandle, kept opaque so turbojpeg.h stays out of this header
-  std::vector<std::uint8_t> decoded_;       // the DCT-scaled decode, before resizing
+  std::vector<std::uint8_t> decoded_;       // the DCT-scaled decode (CMYK: 4 bytes a pixel)
   std::vector<std::uint8_t> resized_grey_;  // a grey image resized, before becoming RGB
   BicubicResampler resampler_;
 };
