@@ -41,8 +41,10 @@ caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWork
           StageTimer timer(epoch.stats().image_decoder);
           if (auto error =
                   s.decoder.decode(*task->jpeg, epoch.config().images.geometry, s.scratch)) {
+            // Worded as the reader words the header stage's: the record's "file:line" first.
             done->rejection = Rejection{task->id, std::string(to_string(error->kind)),
-                                        "image " + task->path + ": " + error->message};
+                                        epoch.resources().index->describe(task->id) + ": image " +
+                                            task->path + ": " + error->message};
           } else {
             auto pixels = std::make_shared<ImagePixels>();
             pixels->height = s.scratch.height;
