@@ -9,6 +9,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   spin clang-format
+  clang-14 libclang-rt-14-dev llvm-14
   python3-dev pybind11-dev python3-numpy python3-torch python3-venv python3-setuptools python3-wheel
   python3-pip
   jq gnuplot-nox

@@ -1,0 +1,424 @@
+#include "fuzz_seeds.hpp"
+
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <stdexcept>
+#include <variant>
+
+#include "fuzz_entries.hpp"
+#include "odbatch/core/plan.hpp"
+#include "odbatch/core/window.hpp"
+#include "odbatch/proto_msgs/checkpoint_codec.hpp"
+#include "odbatch/proto_msgs/proposal_codec.hpp"
+#include "odbatch/runtime/chat_tokenizer.hpp"
+#include "odbatch/runtime/checkpoint_settings.hpp"
+#include "odbatch/runtime/conversation_parser.hpp"
+#include "odbatch/runtime/image_file.hpp"
+#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/runtime/store.hpp"
+#include "odbatch/runtime/store_wire.hpp"
+
+namespace odbatch::fuzz {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+namespace fs = std::filesystem;
+
+// Records of the real dataset costed for the seeds: enough for two rounds of a small window.
+constexpr std::size_t kCostedRecords = 48;
+
+Bytes file_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(file.string() + ": cannot read a seed source");
+  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Bytes text_bytes(std::string_view text) {
+  return Bytes(text.begin(), text.end());
+}
+
+template <class Byte>
+Bytes to_bytes(const std::vector<Byte>& bytes) {
+  Bytes out(bytes.size());
+  std::transform(bytes.begin(), bytes.end(), out.begin(),
+                 [](Byte b) { return static_cast<std::uint8_t>(b); });
+  return out;
+}
+
+std::vector<std::string> lines_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(file.string() + ": cannot read a seed source");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The example pipeline over the real dataset, and its first records costed as the pipeline
+// costs them: parsed, images sized from their headers, tokenized.
+struct RealRun {
+  PipelineConfig config;
+  std::vector<RunSetting> settings;
+  std::uint64_t records = 0;
+  std::vector<SampleCost> samples;
+};
+
+RealRun make_real_run(const fs::path& source_dir) {
+  RealRun run;
+  run.config = PipelineConfig::from_toml_file(source_dir / "examples/pipeline.toml");
+  const auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(run.config.source.files));
+  run.settings = checkpoint_settings(run.config, *index);
+  run.records = index->record_count();
+  const RecordReader reader(index, run.config.source.reader);
+  const ChatTokenizer tokenizer(run.config.tokenizer.model,
+                                effective_tokenizer_options(run.config));
+  JpegDecoder decoder(run.config.images.decoder_limits);
+  const auto& geometry = run.config.images.geometry;
+  for (SampleId id = 0; id < run.records && run.samples.size() < kCostedRecords; ++id) {
+    const auto record = reader.read(id);
+    if (!std::holds_alternative<Record>(record)) continue;
+    const auto& text = std::get<Record>(record);
+    const auto parsed = parse_conversation(text.text, text.where());
+    if (!std::holds_alternative<Conversation>(parsed)) continue;
+    const auto& conversation = std::get<Conversation>(parsed);
+    std::vector<std::uint32_t> visual_tokens;
+    std::uint32_t patches = 0;
+    for (const auto& image : conversation.images) {
+      const auto bytes = read_image_file(run.config.source.image_root, image);
+      if (!bytes) break;
+      const auto header = decoder.read_header(bytes.value());
+      if (!header) break;
+      const auto target = smart_resize(header.value().height, header.value().width, geometry);
+      if (!target) break;
+      visual_tokens.push_back(target.value().grid.tokens);
+      patches += target.value().grid.patches();
+    }
+    if (visual_tokens.size() != conversation.images.size()) continue;
+    const auto tokenized = tokenizer.tokenize(conversation, visual_tokens);
+    if (!std::holds_alternative<TokenizedSample>(tokenized)) continue;
+    const auto& sample = std::get<TokenizedSample>(tokenized);
+    run.samples.push_back({id, static_cast<std::uint32_t>(sample.input_ids.size()),
+                           sample.supervised_targets, patches});
+  }
+  if (run.samples.size() < kCostedRecords)
+    throw std::runtime_error("the dataset's first records yield too few samples for the seeds");
+  return run;
+}
+
+const RealRun& real_run(const fs::path& source_dir) {
+  static const RealRun run = make_real_run(source_dir);
+  return run;
+}
+
+// Two rounds of a two-rank run whose ranks both hold the real samples: the proposals as sent
+// and the checkpoints saved after the first step of the second round.
+struct Rounds {
+  std::vector<Proposal> proposals;
+  std::vector<Checkpoint> checkpoints;
+};
+
+GlobalProgress progress_of(const RoundPlan& plan, std::uint32_t steps) {
+  GlobalProgress progress;
+  for (std::uint32_t s = 0; s < steps && s < plan.totals.size(); ++s) {
+    progress.samples += plan.totals[s].samples;
+    progress.tokens += plan.totals[s].tokens;
+  }
+  return progress;
+}
+
+Rounds make_rounds(const RealRun& run) {
+  const BatchingConfig& batching = run.config.batching;
+  constexpr std::uint32_t kWorld = 2;
+  constexpr std::uint64_t kEpoch = 1;
+  const std::size_t half = run.samples.size() / 2;
+  Rounds rounds;
+
+  RankWindow window;
+  for (std::size_t i = 0; i < half; ++i) window.admit(run.samples[i]);
+  Proposal first;
+  first.epoch = kEpoch;
+  first.fingerprint = fingerprint(batching, kWorld);
+  first.settings = run.settings;  // a rank's first round carries them
+  window.describe(first);
+  rounds.proposals.push_back(first);
+  const RoundPlan plan0 = plan_round(std::array{first, first}, batching, kEpoch, 0);
+  std::vector<EmittedStep> emitted;
+  window.apply(plan0, 0, 0, emitted);
+
+  for (std::size_t i = half; i < run.samples.size(); ++i) window.admit(run.samples[i]);
+  Proposal second = first;
+  second.round = 1;
+  second.prev_digest = plan0.digest;
+  second.settings.clear();
+  window.describe(second);
+  rounds.proposals.push_back(second);
+  Proposal draining = second;
+  draining.state = RankState::draining;
+  draining.entered = 0;
+  rounds.proposals.push_back(draining);
+  Proposal done = second;
+  done.state = RankState::done;
+  done.samples.clear();
+  done.entered = 0;
+  rounds.proposals.push_back(done);
+
+  // Saved once the trainer took the first step of round 1: both ranks' windows at its start.
+  const RoundPlan plan1 = plan_round(std::array{second, second}, batching, kEpoch, 1);
+  Checkpoint joined;
+  joined.epoch = kEpoch;
+  joined.steps_taken = plan0.steps + 1;
+  joined.progress = progress_of(plan0, plan0.steps);
+  const auto in_round = progress_of(plan1, 1);
+  joined.progress.samples += in_round.samples;
+  joined.progress.tokens += in_round.tokens;
+  joined.world_size = kWorld;
+  joined.settings = run.settings;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
+    RankCheckpoint part;
+    part.rank = rank;
+    part.round = 1;
+    part.round_first_step = plan0.steps;
+    part.cursor = run.samples.size();
+    part.shard_size = run.records / kWorld;
+    part.before_round = progress_of(plan0, plan0.steps);
+    const auto first_step = plan1.ranks[rank].group(0);
+    for (std::uint32_t i = 0; i < window.samples().size(); ++i) {
+      const auto& sample = window.samples()[i];
+      part.window.push_back(
+          {sample.cost.id, sample.age, std::ranges::find(first_step, i) != first_step.end()});
+    }
+    joined.ranks.push_back(std::move(part));
+  }
+  rounds.checkpoints.push_back(joined);
+  Checkpoint rank_part = joined;  // what rank 1 writes before rank 0 joins the parts
+  rank_part.ranks.erase(rank_part.ranks.begin());
+  rounds.checkpoints.push_back(rank_part);
+
+  // The same epoch resumed onto three ranks, saved before any step there.
+  Checkpoint resumed;
+  resumed.epoch = kEpoch;
+  resumed.steps_taken = joined.steps_taken;
+  resumed.progress = joined.progress;
+  resumed.world_size = 3;
+  resumed.settings = run.settings;
+  resumed.origin = std::make_shared<const Checkpoint>(joined);
+  for (std::uint32_t rank = 0; rank < resumed.world_size; ++rank) {
+    RankCheckpoint part;
+    part.rank = rank;
+    part.round = 2;
+    part.round_first_step = joined.steps_taken;
+    part.shard_size = pending_samples(joined.ranks[0]) + pending_samples(joined.ranks[1]);
+    part.shard_size = part.shard_size / 3 + (rank < part.shard_size % 3 ? 1 : 0);
+    part.before_round = joined.progress;
+    resumed.ranks.push_back(std::move(part));
+  }
+  rounds.checkpoints.push_back(resumed);
+  return rounds;
+}
+
+std::vector<Seed> proposal_seeds(const fs::path& source_dir) {
+  const Rounds rounds = make_rounds(real_run(source_dir));
+  const std::array<std::string_view, 4> names = {"round0-with-settings", "round1", "draining",
+                                                 "done"};
+  std::vector<Seed> seeds;
+  for (std::size_t i = 0; i < rounds.proposals.size(); ++i)
+    seeds.push_back({std::string(names[i]), to_bytes(encode_proposal(rounds.proposals[i]))});
+  return seeds;
+}
+
+// Whole files, and their bodies alone (the target wraps bytes without the magic).
+std::vector<Seed> checkpoint_seeds(const fs::path& source_dir) {
+  constexpr std::size_t kHeaderBytes = 20;
+  constexpr std::size_t kChecksumBytes = 8;
+  const Rounds rounds = make_rounds(real_run(source_dir));
+  const std::array<std::string_view, 3> names = {"joined", "rank-part", "resumed-onto-3"};
+  std::vector<Seed> seeds;
+  for (std::size_t i = 0; i < rounds.checkpoints.size(); ++i) {
+    const Bytes file = to_bytes(encode_checkpoint(rounds.checkpoints[i]));
+    seeds.push_back({std::string(names[i]) + ".ckpt", file});
+    seeds.push_back({std::string(names[i]) + ".body",
+                     Bytes(file.begin() + kHeaderBytes, file.end() - kChecksumBytes)});
+  }
+  return seeds;
+}
+
+// A rank's requests to the store as the control plane makes them, under a run's key prefix.
+std::vector<Seed> store_seeds() {
+  const std::string prefix = "run/fuzz/";
+  const auto key = [&](std::string_view name) { return prefix + std::string(name); };
+  const auto hello = [](std::string_view token) {
+    return StoreMessage{StoreOp::hello, 0, {}, {store_bytes(token)}};
+  };
+  const std::vector<std::pair<std::string, StoreMessage>> requests = {
+      {"add-heartbeat", {StoreOp::add, 1, {key("heartbeat/0")}, {}}},
+      {"set-ready", {StoreOp::set, 0, {key("ready/0/3/0")}, {store_bytes("4096")}}},
+      {"get-missing-key", {StoreOp::get, 5, {key("ready/0/3/1")}, {}}},
+      {"check-finished", {StoreOp::check, 0, {key("finished/1"), key("left/1")}, {}}},
+      {"wait-ready", {StoreOp::wait, 5, {key("ready/0/3/0"), key("ready/0/3/1")}, {}}},
+      {"set-and-wait-departed",
+       {StoreOp::set_and_wait,
+        5,
+        {key("departed/0"), key("departed/0"), key("departed/1")},
+        {store_bytes("round 7 step 42")}}},
+      {"compare-and-set-abort",
+       {StoreOp::compare_and_set, 0, {key("abort")}, {store_bytes("rank 1: lost the mesh")}}},
+      {"compare-and-set-expected",
+       {StoreOp::compare_and_set, 0, {key("abort")}, {store_bytes(""), store_bytes("rank 0")}}},
+      {"erase-left", {StoreOp::erase, 0, {key("left/1")}, {}}},
+      {"erase-ready-block", {StoreOp::erase_prefix, 0, {key("ready/0/")}, {}}},
+  };
+  const StoreWireLimits limits;
+  const auto frame = [&](const StoreMessage& message) {
+    std::vector<std::byte> bytes;
+    if (const auto error = encode_store_frame(message, bytes, limits))
+      throw std::runtime_error("store seed: " + error->message);
+    return to_bytes(bytes);
+  };
+  const Bytes greeting = frame(hello(kStoreSessionToken));
+  std::vector<Seed> seeds{{"hello", greeting},
+                          {"hello-wrong-token", frame(hello("not-the-token"))},
+                          {"set-before-hello", frame(requests[1].second)}};
+  Bytes session = greeting;
+  for (const auto& [name, request] : requests) {
+    Bytes one = greeting;
+    const Bytes bytes = frame(request);
+    one.insert(one.end(), bytes.begin(), bytes.end());
+    seeds.push_back({"hello-then-" + name, std::move(one)});
+    // The session leaves out the waits that its own keys do not satisfy.
+    if (request.op == StoreOp::get || request.op == StoreOp::set_and_wait) continue;
+    session.insert(session.end(), bytes.begin(), bytes.end());
+  }
+  seeds.push_back({"session", std::move(session)});
+  return seeds;
+}
+
+std::vector<Seed> jsonl_seeds(const fs::path& source_dir) {
+  const fs::path data = source_dir / "data";
+  std::vector<Seed> seeds;
+  // The first records of each file, as a file.
+  for (const char* file : {"sft/sharegpt.jsonl", "sft/openai.jsonl", "sft/mixed.jsonl"}) {
+    std::string head;
+    for (const auto& line : lines_of(data / file)) {
+      if (line.size() > kJsonlRecordLimit) continue;  // rejected unread
+      head += line + "\n";
+      if (head.size() > 2 * kJsonlRecordLimit) break;
+    }
+    seeds.push_back({fs::path(file).stem().string() + "-head.jsonl", text_bytes(head)});
+  }
+  // Every defective record of the dirty copy alone, and its beginning with CRLF line ends.
+  const auto dirty = lines_of(data / "dirty/dirty.jsonl");
+  std::string crlf;
+  for (std::size_t i = 0; i < dirty.size(); ++i) {
+    if (dirty[i].size() > kJsonlRecordLimit) continue;
+    seeds.push_back({"dirty-line-" + std::to_string(i + 1) + ".jsonl", text_bytes(dirty[i])});
+    if (crlf.size() < 2 * kJsonlRecordLimit) crlf += dirty[i] + "\r\n";
+  }
+  seeds.push_back({"dirty-head-crlf.jsonl", text_bytes(crlf)});
+  return seeds;
+}
+
+// A real photo re-encoded small in each layout the decoder handles: chroma subsamplings, grey,
+// progressive and CMYK (YCCK).
+std::vector<Seed> reencoded_photos(const fs::path& photo) {
+  JpegDecoder decoder;
+  DecodedImage small;
+  VisionGeometryConfig geometry;
+  geometry.min_pixels = 28 * 28;
+  geometry.max_pixels = 84 * 56;
+  if (const auto error = decoder.decode(file_bytes(photo), geometry, small))
+    throw std::runtime_error(photo.string() + ": " + error->message);
+  std::vector<std::uint8_t> cmyk(std::size_t{small.width} * small.height * 4);
+  for (std::size_t p = 0; p < std::size_t{small.width} * small.height; ++p) {
+    for (std::size_t c = 0; c < 3; ++c) cmyk[p * 4 + c] = small.rgb[p * 3 + c];
+    cmyk[p * 4 + 3] = 255;
+  }
+  struct Layout {
+    const char* name;
+    int subsampling;
+    int flags;
+    bool cmyk;
+  };
+  constexpr std::array<Layout, 8> layouts{{{"s444", TJSAMP_444, 0, false},
+                                           {"s422", TJSAMP_422, 0, false},
+                                           {"s420", TJSAMP_420, 0, false},
+                                           {"s440", TJSAMP_440, 0, false},
+                                           {"s411", TJSAMP_411, 0, false},
+                                           {"grey", TJSAMP_GRAY, 0, false},
+                                           {"progressive", TJSAMP_420, TJFLAG_PROGRESSIVE, false},
+                                           {"ycck", TJSAMP_444, 0, true}}};
+  const std::unique_ptr<void, int (*)(tjhandle)> compressor(tjInitCompress(), tjDestroy);
+  if (!compressor) throw std::runtime_error("cannot create a TurboJPEG compressor");
+  std::vector<Seed> seeds;
+  for (const Layout& layout : layouts) {
+    unsigned char* jpeg = nullptr;
+    unsigned long size = 0;
+    const int status = tjCompress2(compressor.get(), layout.cmyk ? cmyk.data() : small.rgb.data(),
+                                   static_cast<int>(small.width), 0, static_cast<int>(small.height),
+                                   layout.cmyk ? TJPF_CMYK : TJPF_RGB, &jpeg, &size,
+                                   layout.subsampling, 75, layout.flags);
+    const std::unique_ptr<unsigned char, void (*)(unsigned char*)> owned(jpeg, tjFree);
+    if (status != 0)
+      throw std::runtime_error(std::string("tjCompress2: ") + tjGetErrorStr2(nullptr));
+    seeds.push_back({photo.stem().string() + "-" + layout.name + ".jpg", Bytes(jpeg, jpeg + size)});
+  }
+  return seeds;
+}
+
+std::vector<Seed> jpeg_seeds(const fs::path& source_dir) {
+  const fs::path data = source_dir / "data";
+  std::vector<Seed> seeds = reencoded_photos(data / "images/sklearn/china.jpg");
+  // Small files of the dataset as they are: grey video frames, and the dirty copy's broken ones.
+  for (const char* file :
+       {"images/dlib/video_frames/frame_000236.jpg", "images/dlib/video_frames/frame_000173.jpg",
+        "dirty/images/skimage/truncated.jpg", "dirty/images/bombs/pixel_bomb_sof0.jpg"})
+    seeds.push_back({fs::path(file).filename().string(), file_bytes(data / file)});
+  return seeds;
+}
+
+// The example configs, and every TOML block of the docs.
+std::vector<Seed> toml_seeds(const fs::path& source_dir) {
+  std::vector<Seed> seeds;
+  for (const char* file : {"examples/pipeline.toml", "examples/batching.toml"})
+    seeds.push_back({fs::path(file).filename().string(), file_bytes(source_dir / file)});
+  std::vector<fs::path> docs;
+  for (const auto& entry : fs::directory_iterator(source_dir / "docs"))
+    if (entry.path().extension() == ".md") docs.push_back(entry.path());
+  std::sort(docs.begin(), docs.end());
+  for (const auto& doc : docs) {
+    std::string block;
+    bool inside = false;
+    int blocks = 0;
+    for (const auto& line : lines_of(doc)) {
+      if (!inside && line == "```toml") {
+        inside = true;
+        block.clear();
+      } else if (inside && line == "```") {
+        inside = false;
+        seeds.push_back(
+            {doc.stem().string() + "-" + std::to_string(++blocks) + ".toml", text_bytes(block)});
+      } else if (inside) {
+        block += line + "\n";
+      }
+    }
+  }
+  return seeds;
+}
+
+}  // namespace
+
+std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir) {
+  if (target == "proposal_frame") return proposal_seeds(source_dir);
+  if (target == "checkpoint_file") return checkpoint_seeds(source_dir);
+  if (target == "store_frames" || target == "store_session") return store_seeds();
+  if (target == "jsonl_records") return jsonl_seeds(source_dir);
+  if (target == "jpeg_image") return jpeg_seeds(source_dir);
+  if (target == "pipeline_toml") return toml_seeds(source_dir);
+  throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");
+}
+
+}  // namespace odbatch::fuzz

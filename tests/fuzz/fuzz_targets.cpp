@@ -1,0 +1,20 @@
+#include <array>
+
+#include "fuzz_entries.hpp"
+
+namespace odbatch::fuzz {
+
+std::span<const Target> targets() {
+  static constexpr std::array<Target, 7> kTargets{{
+      {"proposal_frame", proposal_frame},
+      {"checkpoint_file", checkpoint_file},
+      {"store_frames", store_frames},
+      {"store_session", store_session},
+      {"jsonl_records", jsonl_records},
+      {"jpeg_image", jpeg_image},
+      {"pipeline_toml", pipeline_toml},
+  }};
+  return kTargets;
+}
+
+}  // namespace odbatch::fuzz

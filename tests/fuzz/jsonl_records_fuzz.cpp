@@ -1,0 +1,10 @@
+// libFuzzer target jsonl_records: see fuzz_entries.hpp.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_entries.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  odbatch::fuzz::jsonl_records({data, size});
+  return 0;
+}
