@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "license_texts.hpp"
 #include "peak_rss_run.hpp"
 #include "pipeline_test_support.hpp"
 
@@ -29,22 +30,6 @@ namespace {
 
 constexpr long kBaseKiB = 128 * 1024;
 constexpr long kKiBPerRecordMiB = 6 * 1024;
-
-std::string license_texts() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator("/usr/share/common-licenses"))
-    if (entry.is_regular_file() && !entry.is_symlink()) files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  std::string text;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    text += bytes.str();
-  }
-  REQUIRE(text.size() > 100'000);
-  return text;
-}
 
 std::string without_whitespace(const std::string& text) {
   std::string joined;
@@ -57,7 +42,8 @@ std::string without_whitespace(const std::string& text) {
 // without) repeated to `mib` MiB.
 std::filesystem::path write_run(const std::filesystem::path& dir, std::size_t mib,
                                 bool whitespace) {
-  const std::string licenses = whitespace ? license_texts() : without_whitespace(license_texts());
+  const std::string licenses =
+      whitespace ? test::license_texts() : without_whitespace(test::license_texts());
   std::string reply;
   reply.reserve(mib << 20);
   while (reply.size() < (mib << 20))

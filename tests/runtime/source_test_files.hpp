@@ -44,6 +44,7 @@ class ScratchDirectory {
   }
 
   std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
 
   // Makes a FIFO at `name` and returns its path.
   std::string make_fifo(const std::string& name) const {

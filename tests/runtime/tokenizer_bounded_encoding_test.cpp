@@ -20,27 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "license_texts.hpp"
 #include "odbatch/runtime/chat_tokenizer.hpp"
 #include "tokenizer_test_support.hpp"
 
 namespace odbatch::test {
 namespace {
-
-std::string license_texts() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator("/usr/share/common-licenses"))
-    if (entry.is_regular_file() && !entry.is_symlink()) files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  std::string text;
-  for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    text += bytes.str();
-  }
-  REQUIRE(text.size() > 200'000);
-  return text;
-}
 
 // Each space in turn kept, doubled, made a tab, or a newline and indentation.
 std::string varied_whitespace(const std::string& text) {

@@ -2,16 +2,10 @@
 // config error naming tokenizer.model and the path, never a hang or a bare stream error. The
 // checkpoint's fingerprint of the model reads it the same way.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <iterator>
 #include <string>
 
@@ -19,30 +13,11 @@
 #include "odbatch/runtime/checkpoint_settings.hpp"
 #include "odbatch/runtime/jsonl_index.hpp"
 #include "odbatch/runtime/pipeline_config.hpp"
+#include "source_test_files.hpp"
 #include "tokenizer_test_support.hpp"
 
 namespace odbatch::test {
 namespace {
-
-// A fresh directory, removed with its contents.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    std::string pattern = std::filesystem::temp_directory_path() / "odbatch_model_XXXXXX";
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // The error that `use` (which reads the model at `model`) throws, in words.
 template <typename Use>
@@ -63,19 +38,15 @@ std::string model_error(const std::filesystem::path& model) {
   return model_error(model, [&] { ChatTokenizer tokenizer(model, {}); });
 }
 
-// Runs `use` on a FIFO as the model and returns its error. A use that waits on the FIFO is let go
-// after 10 s (by opening the FIFO's other end) and fails the test.
+// Runs `use` on a FIFO made at `fifo` as the model and returns its error. A use that waits on the
+// FIFO is let go after 10 s (by opening the FIFO's other end) and fails the test.
 template <typename Use>
-std::string fifo_error(const std::filesystem::path& fifo, Use use) {
-  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-  auto loading = std::async(std::launch::async, [&fifo, &use] { return model_error(fifo, use); });
-  if (loading.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
-    if (writer >= 0) ::close(writer);
-    loading.wait();
-    FAIL("reading a FIFO as the model still waited after 10 s");
-  }
-  return loading.get();
+std::string fifo_error(const ScratchDirectory& dir, const std::filesystem::path& fifo, Use use) {
+  dir.make_fifo(fifo.filename().string());
+  std::string error;
+  CHECK_MESSAGE(returns_before_deadline(fifo.string(), [&] { error = model_error(fifo, use); }),
+                "reading a FIFO as the model still waited after 10 s");
+  return error;
 }
 
 }  // namespace
@@ -83,7 +54,7 @@ std::string fifo_error(const std::filesystem::path& fifo, Use use) {
 TEST_CASE("a FIFO as the model is refused at once, not waited on") {
   const ScratchDirectory dir;
   const auto fifo = dir.path() / "model.fifo";
-  CHECK(fifo_error(fifo, [&] { ChatTokenizer tokenizer(fifo, {}); }) ==
+  CHECK(fifo_error(dir, fifo, [&] { ChatTokenizer tokenizer(fifo, {}); }) ==
         "tokenizer.model: " + fifo.string() + ": not a regular file (a FIFO)");
 }
 
@@ -95,7 +66,7 @@ TEST_CASE("the checkpoint's fingerprint of the model refuses a FIFO too") {
   const auto index = JsonlIndex::build(files);
   PipelineConfig config;
   config.tokenizer.model = dir.path() / "model.fifo";
-  CHECK(fifo_error(config.tokenizer.model, [&] { checkpoint_settings(config, index); }) ==
+  CHECK(fifo_error(dir, config.tokenizer.model, [&] { checkpoint_settings(config, index); }) ==
         "tokenizer.model: " + config.tokenizer.model.string() + ": not a regular file (a FIFO)");
 }
 
