@@ -141,6 +141,9 @@ Checkpoint read_body(BodyReader& in, int depth) {
   for (std::uint64_t i = 0; i < settings; ++i) {
     auto name = in.text("setting name");
     auto value = in.text("setting value");
+    // A resume compares settings by name: a repeated name could only hide a mismatch.
+    for (const auto& earlier : checkpoint.settings)
+      if (earlier.name == name) in.fail("setting " + name.substr(0, 64) + " appears twice");
     checkpoint.settings.push_back({std::move(name), std::move(value)});
   }
   const auto ranks = in.count("ranks");

@@ -96,6 +96,14 @@ TEST_CASE("bytes after a whole checkpoint are called trailing bytes, not a trunc
   CHECK(decode_error(bytes).starts_with("state.ckpt: truncated checkpoint: "));
 }
 
+TEST_CASE("a setting named twice is corrupt: it could hide a mismatch on resume") {
+  auto checkpoint = sample_checkpoint(1);
+  checkpoint.settings.push_back({"batching.window", "8"});
+  const auto error = decode_error(encode_checkpoint(checkpoint));
+  CHECK(error.starts_with("state.ckpt: corrupt checkpoint at byte "));
+  CHECK(error.find("setting batching.window appears twice") != std::string::npos);
+}
+
 TEST_CASE("the size is at most 16 bytes per window sample plus a small fixed part") {
   const auto empty = encode_checkpoint(sample_checkpoint(0)).size();
   const auto full = encode_checkpoint(sample_checkpoint(4096)).size();
