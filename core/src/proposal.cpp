@@ -1,5 +1,7 @@
 #include "odbatch/core/proposal.hpp"
 
+#include <algorithm>
+
 #include "odbatch/core/rank_names.hpp"
 #include "odbatch/core/screening.hpp"
 
@@ -44,13 +46,16 @@ std::optional<Divergence> check_samples(std::uint32_t rank, const Proposal& p,
 // Settings come before the fingerprint: a rank configured apart is named by its setting, not by
 // a hash mismatch.
 std::optional<Divergence> check_settings(std::span<const Proposal> proposals) {
+  // Most rounds carry none: they cost one look per proposal.
+  if (std::all_of(proposals.begin(), proposals.end(),
+                  [](const Proposal& p) { return p.settings.empty(); }))
+    return std::nullopt;
   std::vector<std::vector<RunSetting>> per_rank;
   std::vector<std::uint32_t> without;
   for (std::uint32_t r = 0; r < proposals.size(); ++r) {
     per_rank.push_back(proposals[r].settings);
     if (proposals[r].settings.empty()) without.push_back(r);
   }
-  if (without.size() == proposals.size()) return std::nullopt;
   if (!without.empty())
     return Divergence{without.front(), "settings",
                       rank_names(without) +
