@@ -183,7 +183,16 @@ Checkpoint read_body(BodyReader& in, int depth) {
 std::vector<std::byte> encode_checkpoint(const Checkpoint& checkpoint) {
   BodyWriter body;
   write_body(checkpoint, body);
-  const auto& bytes = body.bytes();
+  return frame_checkpoint_body(body.bytes());
+}
+
+bool has_checkpoint_magic(std::span<const std::byte> bytes) {
+  return bytes.size() >= kMagic.size() &&
+         std::equal(kMagic.begin(), kMagic.end(), bytes.begin(),
+                    [](char c, std::byte b) { return static_cast<std::byte>(c) == b; });
+}
+
+std::vector<std::byte> frame_checkpoint_body(std::span<const std::byte> bytes) {
   std::vector<std::byte> out(kHeaderSize + bytes.size() + kChecksumSize);
   for (std::size_t i = 0; i < kMagic.size(); ++i) out[i] = static_cast<std::byte>(kMagic[i]);
   wire::store_le<std::uint32_t>(out.data() + kMagic.size(), kCheckpointVersion);
@@ -197,10 +206,7 @@ Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string
   const auto fail = [&](const std::string& problem) -> CheckpointError {
     return CheckpointError(source + ": " + problem);
   };
-  if (bytes.size() < kMagic.size() ||
-      !std::equal(kMagic.begin(), kMagic.end(), bytes.begin(),
-                  [](char c, std::byte b) { return static_cast<std::byte>(c) == b; }))
-    throw fail("not an odbatch checkpoint (no checkpoint header)");
+  if (!has_checkpoint_magic(bytes)) throw fail("not an odbatch checkpoint (no checkpoint header)");
   if (bytes.size() < kHeaderSize + kChecksumSize)
     throw fail("truncated checkpoint: " + std::to_string(bytes.size()) + " bytes");
   const auto version = wire::load_le<std::uint32_t>(bytes.data() + kMagic.size());

@@ -7,48 +7,13 @@
 
 #include "fuzz_contract.hpp"
 #include "fuzz_entries.hpp"
-#include "odbatch/core/stable_hash.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/proto_msgs/little_endian.hpp"
 
 namespace odbatch::fuzz {
 namespace {
 
 constexpr std::string_view kTarget = "checkpoint_file";
 constexpr std::string_view kSource = "fuzz.ckpt";
-
-// The file layout around the body, as checkpoint_codec.cpp writes it: magic, version, body
-// length, body, checksum. Kept in step with it by the replay test, whose wrapped seed bodies must
-// decode.
-constexpr std::array<char, 8> kMagic = {'O', 'D', 'B', 'C', 'K', 'P', 'T', '\n'};
-constexpr std::uint64_t kChecksumDomain = 0x636b70745f626f64ULL;
-
-std::uint64_t body_checksum(std::span<const std::byte> body) {
-  StableHasher hasher(kChecksumDomain);
-  std::size_t at = 0;
-  for (; at + 8 <= body.size(); at += 8) hasher.add(wire::load_le<std::uint64_t>(body.data() + at));
-  std::uint64_t tail = 0;
-  for (unsigned shift = 0; at < body.size(); ++at, shift += 8)
-    tail |= std::to_integer<std::uint64_t>(body[at]) << shift;
-  return hasher.add(tail).add(body.size()).digest();
-}
-
-std::vector<std::byte> wrap_body(std::span<const std::byte> body) {
-  std::vector<std::byte> file(kMagic.size() + 4 + 8 + body.size() + 8);
-  std::byte* at = file.data();
-  for (const char c : kMagic) *at++ = static_cast<std::byte>(c);
-  wire::store_le<std::uint32_t>(at, kCheckpointVersion);
-  wire::store_le<std::uint64_t>(at + 4, body.size());
-  at = std::copy(body.begin(), body.end(), at + 12);
-  wire::store_le<std::uint64_t>(at, body_checksum(body));
-  return file;
-}
-
-bool has_magic(std::span<const std::byte> bytes) {
-  return bytes.size() >= kMagic.size() &&
-         std::equal(kMagic.begin(), kMagic.end(), bytes.begin(),
-                    [](char c, std::byte b) { return static_cast<std::byte>(c) == b; });
-}
 
 // What a resume does with a checkpoint whose parts are whole and in rank order: every rank's part
 // is validated, then the pending samples are spread over other world sizes.
@@ -70,8 +35,9 @@ void expect_resharding_within_pending(const Checkpoint& checkpoint) {
 
 Outcome checkpoint_file(Input input) {
   const std::span bytes(reinterpret_cast<const std::byte*>(input.data()), input.size());
-  const std::vector<std::byte> file =
-      has_magic(bytes) ? std::vector<std::byte>(bytes.begin(), bytes.end()) : wrap_body(bytes);
+  const std::vector<std::byte> file = has_checkpoint_magic(bytes)
+                                          ? std::vector<std::byte>(bytes.begin(), bytes.end())
+                                          : frame_checkpoint_body(bytes);
 
   Checkpoint checkpoint;
   try {

@@ -15,6 +15,11 @@ namespace odbatch {
 
 std::vector<std::byte> encode_checkpoint(const Checkpoint& checkpoint);
 
+// The file around an encoded body: magic, version, length, the body, its checksum. With
+// has_checkpoint_magic, it lets a fuzzer reach the body's decoding past the checksum.
+std::vector<std::byte> frame_checkpoint_body(std::span<const std::byte> body);
+bool has_checkpoint_magic(std::span<const std::byte> bytes);
+
 // `source` names the bytes' origin in errors (a file's path).
 Checkpoint decode_checkpoint(std::span<const std::byte> bytes, const std::string& source);
 
