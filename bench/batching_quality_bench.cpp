@@ -14,9 +14,9 @@
 #include "bench_report.hpp"
 #include "odbatch/core/config.hpp"
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/lockstep.hpp"
-#include "odbatch/core/offline_oracles.hpp"
+#include "odbatch/sim/length_distribution.hpp"
+#include "odbatch/sim/offline_oracles.hpp"
 
 namespace odbatch::bench {
 namespace {

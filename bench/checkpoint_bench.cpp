@@ -13,8 +13,8 @@
 
 #include "bench_report.hpp"
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/runtime/inproc_collective.hpp"
 
 namespace odbatch::bench {
 namespace {

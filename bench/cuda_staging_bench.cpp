@@ -24,12 +24,12 @@
 #include <vector>
 
 #include "bench_report.hpp"
-#include "odbatch/runtime/batch_collator.hpp"
-#include "odbatch/runtime/cuda/batch_block_layout.hpp"
-#include "odbatch/runtime/cuda/cuda_error.hpp"
-#include "odbatch/runtime/cuda/cuda_stager.hpp"
-#include "odbatch/runtime/cuda/cuda_stream.hpp"
-#include "odbatch/runtime/cuda/pinned_buffer_pool.hpp"
+#include "odbatch/batch/batch_collator.hpp"
+#include "odbatch/cuda/batch_block_layout.hpp"
+#include "odbatch/cuda/cuda_error.hpp"
+#include "odbatch/cuda/cuda_stager.hpp"
+#include "odbatch/cuda/cuda_stream.hpp"
+#include "odbatch/cuda/pinned_buffer_pool.hpp"
 
 namespace odbatch::bench {
 namespace {

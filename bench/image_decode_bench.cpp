@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "bench_report.hpp"
-#include "odbatch/core/length_distribution.hpp"
-#include "odbatch/runtime/bicubic_resampler.hpp"
-#include "odbatch/runtime/image_file.hpp"
-#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "odbatch/core/split_mix64.hpp"
+#include "odbatch/image/bicubic_resampler.hpp"
+#include "odbatch/image/image_file.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
 
 namespace odbatch::bench {
 namespace {

@@ -24,13 +24,13 @@
 
 #include "bench_report.hpp"
 #include "odbatch/actors/pipeline.hpp"
-#include "odbatch/runtime/chat_tokenizer.hpp"
-#include "odbatch/runtime/conversation_parser.hpp"
-#include "odbatch/runtime/image_file.hpp"
-#include "odbatch/runtime/jpeg_decoder.hpp"
-#include "odbatch/runtime/jsonl_index.hpp"
-#include "odbatch/runtime/pipeline_stats.hpp"
-#include "odbatch/runtime/record_reader.hpp"
+#include "odbatch/image/image_file.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/metrics/pipeline_stats.hpp"
+#include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/record_reader.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch::bench {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "bench_report.hpp"
 #include "odbatch/core/config.hpp"
-#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/proposal.hpp"
+#include "odbatch/sim/length_distribution.hpp"
 
 namespace odbatch::bench {
 namespace {

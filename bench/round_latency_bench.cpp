@@ -19,16 +19,16 @@
 
 #include "bench_report.hpp"
 #include "odbatch/core/config.hpp"
-#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/plan.hpp"
+#include "odbatch/dist/gloo_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
+#include "odbatch/dist/local_launcher.hpp"
+#include "odbatch/dist/process_group_collective.hpp"
+#include "odbatch/dist/round_coordinator.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
-#include "odbatch/runtime/gloo_collective.hpp"
-#include "odbatch/runtime/inproc_collective.hpp"
-#include "odbatch/runtime/local_launcher.hpp"
-#include "odbatch/runtime/process_group_collective.hpp"
-#include "odbatch/runtime/round_coordinator.hpp"
-#include "odbatch/runtime/tcp_store_client.hpp"
-#include "odbatch/runtime/tcp_store_server.hpp"
+#include "odbatch/sim/length_distribution.hpp"
+#include "odbatch/store/tcp_store_client.hpp"
+#include "odbatch/store/tcp_store_server.hpp"
 
 namespace odbatch::bench {
 namespace {

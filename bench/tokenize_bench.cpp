@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench_report.hpp"
-#include "odbatch/runtime/chat_tokenizer.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch::bench {
 namespace {

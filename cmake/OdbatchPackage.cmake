@@ -12,16 +12,27 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in
 add_library(odbatch_library SHARED ${PROJECT_SOURCE_DIR}/actors/src/library_version.cpp)
 target_include_directories(odbatch_library PRIVATE ${odbatch_generated_include})
 target_link_libraries(odbatch_library PRIVATE odbatch_warnings)
-# Every layer's objects, whole; linking the top layer brings their own dependencies along.
-foreach(layer odbatch_core odbatch_proto_msgs odbatch_runtime odbatch_actors)
-  target_sources(odbatch_library PRIVATE $<TARGET_OBJECTS:${layer}>)
+# Every layer's and subsystem's objects, whole; linking the top layer brings their own
+# dependencies along.
+set(odbatch_library_parts odbatch_core odbatch_proto_msgs odbatch_source odbatch_text
+  odbatch_image odbatch_batch odbatch_store odbatch_dist odbatch_trainer odbatch_metrics
+  odbatch_config odbatch_actors)
+if(ODBATCH_CUDA_ENABLED)
+  list(APPEND odbatch_library_parts odbatch_cuda)
+endif()
+set(odbatch_include_roots)
+foreach(part IN LISTS odbatch_library_parts)
+  target_sources(odbatch_library PRIVATE $<TARGET_OBJECTS:${part}>)
+  get_target_property(part_source_dir ${part} SOURCE_DIR)
+  list(APPEND odbatch_include_roots ${part_source_dir}/include)
+  target_include_directories(odbatch_library INTERFACE
+    "$<BUILD_INTERFACE:${part_source_dir}/include>")
 endforeach()
 target_link_libraries(odbatch_library PRIVATE odbatch_actors)
+if(ODBATCH_CUDA_ENABLED)
+  target_link_libraries(odbatch_library PRIVATE odbatch_cuda)
+endif()
 target_include_directories(odbatch_library INTERFACE
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/core/include>"
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/proto_msgs/include>"
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/runtime/include>"
-  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/actors/include>"
   "$<BUILD_INTERFACE:${odbatch_generated_include}>"
   "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
 target_compile_features(odbatch_library INTERFACE cxx_std_20)
@@ -45,14 +56,10 @@ install(TARGETS odbatch_library EXPORT odbatchTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS odbatch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-set(odbatch_cuda_headers)
-if(NOT ODBATCH_CUDA_ENABLED)
-  set(odbatch_cuda_headers PATTERN "nccl_bootstrap.hpp" EXCLUDE PATTERN "cuda" EXCLUDE)
-endif()
-foreach(include_root core/include proto_msgs/include runtime/include actors/include)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${include_root}/
+foreach(include_root IN LISTS odbatch_include_roots)
+  install(DIRECTORY ${include_root}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    FILES_MATCHING PATTERN "*.hpp" ${odbatch_cuda_headers})
+    FILES_MATCHING PATTERN "*.hpp")
 endforeach()
 install(FILES ${odbatch_generated_include}/odbatch/version.hpp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/odbatch)

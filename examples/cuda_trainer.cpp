@@ -41,14 +41,15 @@
 
 #include "cuda_trainer_kernels.hpp"
 #include "odbatch/actors/pipeline.hpp"
-#include "odbatch/runtime/cuda/cuda_error.hpp"
-#include "odbatch/runtime/cuda/cuda_stager.hpp"
-#include "odbatch/runtime/cuda/cuda_stream.hpp"
-#include "odbatch/runtime/dist_env.hpp"
-#include "odbatch/runtime/nccl_bootstrap.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/prefix_store.hpp"
-#include "odbatch/runtime/tcp_store_client.hpp"
+#include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/cuda/cuda_error.hpp"
+#include "odbatch/cuda/cuda_stager.hpp"
+#include "odbatch/cuda/cuda_stream.hpp"
+#include "odbatch/cuda/nccl_bootstrap.hpp"
+#include "odbatch/dist/dist_env.hpp"
+#include "odbatch/store/prefix_store.hpp"
+#include "odbatch/store/store_token.hpp"
+#include "odbatch/store/tcp_store_client.hpp"
 
 namespace {
 
@@ -169,8 +170,8 @@ class LossAllreduce {
  public:
   explicit LossAllreduce(const odbatch::DistEnv& dist) {
     if (dist.world_size < 2) return;
-    store_ =
-        std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::from_env(dist));
+    store_ = std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::at(
+        dist.master_addr, dist.master_port, odbatch::store_token_from_env()));
     trainer_keys_ = std::make_unique<odbatch::PrefixStore>("trainer/", *store_);
     comm_ = odbatch::bootstrap_nccl_communicator(*trainer_keys_, dist.rank, dist.world_size);
   }

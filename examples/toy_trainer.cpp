@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "odbatch/actors/pipeline.hpp"
-#include "odbatch/runtime/dist_env.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/trainer_allreduce.hpp"
+#include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/dist/dist_env.hpp"
+#include "odbatch/trainer/trainer_allreduce.hpp"
 
 namespace {
 

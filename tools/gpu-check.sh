@@ -9,8 +9,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${1:-"$root/build-gpu"}
-nccl_tests=$build_dir/tests/runtime/odbatch_runtime_nccl_tests
-staging_tests=$build_dir/tests/runtime/odbatch_runtime_cuda_staging_tests
+nccl_tests=$build_dir/tests/runtime/cuda/odbatch_nccl_tests
+staging_tests=$build_dir/tests/runtime/cuda/odbatch_cuda_staging_tests
 staging_bench=$build_dir/bench/odbatch_bench_cuda_staging
 bench_json=$build_dir/cuda-staging-bench.json
 
@@ -22,7 +22,7 @@ fail() {
 "$root/tools/install-deps.sh" || fail "dependencies could not be installed"
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DODBATCH_WITH_CUDA=ON \
   >/dev/null || fail "configure (needs nvcc and NCCL)"
-cmake --build "$build_dir" --target odbatch_runtime_nccl_tests odbatch_runtime_cuda_staging_tests \
+cmake --build "$build_dir" --target odbatch_nccl_tests odbatch_cuda_staging_tests \
   odbatch_bench_cuda_staging >/dev/null || fail "build"
 nvidia-smi -L || fail "no GPU visible (nvidia-smi)"
 # --no-skip: the tests skip themselves where no GPU is visible; here they must run.

@@ -1,7 +1,7 @@
 #include <chrono>
 #include <optional>
 
-#include "odbatch/runtime/round_coordinator.hpp"
+#include "odbatch/dist/round_coordinator.hpp"
 #include "pipeline_messages.hpp"
 #include "round_actors.hpp"
 

@@ -1,7 +1,7 @@
 #include <chrono>
 
-#include "odbatch/runtime/batch_collator.hpp"
-#include "odbatch/runtime/batch_pool.hpp"
+#include "odbatch/batch/batch_collator.hpp"
+#include "odbatch/batch/batch_pool.hpp"
 #include "pipeline_messages.hpp"
 #include "round_actors.hpp"
 

@@ -14,18 +14,18 @@
 #include <vector>
 
 #include "abort_hook.hpp"
+#include "odbatch/batch/bounded_queue.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
-#include "odbatch/runtime/bounded_queue.hpp"
-#include "odbatch/runtime/chat_tokenizer.hpp"
-#include "odbatch/runtime/collective.hpp"
-#include "odbatch/runtime/epoch_shard.hpp"
-#include "odbatch/runtime/flight_recorder.hpp"
-#include "odbatch/runtime/jsonl_index.hpp"
-#include "odbatch/runtime/ledger_writer.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/pipeline_stats.hpp"
-#include "odbatch/runtime/record_reader.hpp"
-#include "odbatch/runtime/shard_sequence.hpp"
+#include "odbatch/dist/collective.hpp"
+#include "odbatch/dist/flight_recorder.hpp"
+#include "odbatch/metrics/ledger_writer.hpp"
+#include "odbatch/metrics/pipeline_stats.hpp"
+#include "odbatch/source/epoch_shard.hpp"
+#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/record_reader.hpp"
+#include "odbatch/source/shard_sequence.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch::actors {
 

@@ -1,4 +1,4 @@
-#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
 #include "pipeline_messages.hpp"
 #include "worker_jitter.hpp"
 #include "workers.hpp"

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "odbatch/batch/batch.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/proposal.hpp"
 #include "odbatch/core/rejection.hpp"
+#include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/proto_msgs/sample_payload.hpp"
-#include "odbatch/runtime/batch.hpp"
-#include "odbatch/runtime/conversation.hpp"
-#include "odbatch/runtime/vision_geometry.hpp"
+#include "odbatch/source/conversation.hpp"
 
 namespace odbatch::actors {
 

@@ -4,9 +4,9 @@
 #include <deque>
 #include <optional>
 
-#include "odbatch/runtime/conversation_parser.hpp"
-#include "odbatch/runtime/image_file.hpp"
-#include "odbatch/runtime/jpeg_decoder.hpp"
+#include "odbatch/image/image_file.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/source/conversation_parser.hpp"
 #include "pipeline_messages.hpp"
 
 namespace odbatch::actors {

@@ -27,9 +27,9 @@
 
 #include "next_token_model.hpp"
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/config/checkpoint_file.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/runtime/checkpoint_file.hpp"
-#include "odbatch/runtime/trainer_allreduce.hpp"
+#include "odbatch/trainer/trainer_allreduce.hpp"
 #include "odbatch/version.hpp"
 
 namespace {

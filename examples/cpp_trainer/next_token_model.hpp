@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "odbatch/runtime/batch.hpp"
+#include "odbatch/batch/batch.hpp"
 
 namespace odbatch_example {
 

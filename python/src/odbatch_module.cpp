@@ -11,9 +11,9 @@
 #include <string>
 
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/config/checkpoint_file.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/runtime/checkpoint_file.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
 #include "odbatch/version.hpp"
 
 namespace py = pybind11;

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

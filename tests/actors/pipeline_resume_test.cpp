@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "odbatch/runtime/inproc_collective.hpp"
-#include "odbatch/runtime/rank_local_settings.hpp"
+#include "odbatch/config/rank_local_settings.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "odbatch/core/stable_hash.hpp"
-#include "odbatch/runtime/tokenized_sample.hpp"
+#include "odbatch/text/tokenized_sample.hpp"
 
 namespace odbatch::test {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/core/length_distribution.hpp"
 #include "odbatch/core/lockstep.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
+#include "odbatch/sim/length_distribution.hpp"
 
 using namespace odbatch;
 

@@ -12,7 +12,7 @@
 
 #include "cli_test_support.hpp"
 #include "next_token_model.hpp"
-#include "odbatch/runtime/inproc_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

@@ -11,18 +11,18 @@
 #include <variant>
 
 #include "fuzz_entries.hpp"
+#include "odbatch/config/checkpoint_settings.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/window.hpp"
+#include "odbatch/image/image_file.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
-#include "odbatch/runtime/chat_tokenizer.hpp"
-#include "odbatch/runtime/checkpoint_settings.hpp"
-#include "odbatch/runtime/conversation_parser.hpp"
-#include "odbatch/runtime/image_file.hpp"
-#include "odbatch/runtime/jpeg_decoder.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/store.hpp"
-#include "odbatch/runtime/store_wire.hpp"
+#include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/store/store.hpp"
+#include "odbatch/store/store_wire.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch::fuzz {
 namespace {

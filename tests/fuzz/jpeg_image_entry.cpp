@@ -1,8 +1,8 @@
 // A JPEG file as the image-decoder workers take it, under the pipeline's default limits.
 #include "fuzz_contract.hpp"
 #include "fuzz_entries.hpp"
-#include "odbatch/runtime/jpeg_decoder.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
 
 namespace odbatch::fuzz {
 namespace {

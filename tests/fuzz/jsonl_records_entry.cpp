@@ -12,10 +12,10 @@
 
 #include "fuzz_contract.hpp"
 #include "fuzz_entries.hpp"
-#include "odbatch/runtime/conversation_parser.hpp"
-#include "odbatch/runtime/dataset_error.hpp"
-#include "odbatch/runtime/jsonl_index.hpp"
-#include "odbatch/runtime/record_reader.hpp"
+#include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/record_reader.hpp"
 
 namespace odbatch::fuzz {
 namespace {

@@ -3,8 +3,8 @@
 
 #include "fuzz_contract.hpp"
 #include "fuzz_entries.hpp"
-#include "odbatch/runtime/config_file_error.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 
 namespace odbatch::fuzz {
 namespace {

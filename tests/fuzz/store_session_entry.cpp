@@ -14,9 +14,9 @@
 
 #include "fuzz_contract.hpp"
 #include "fuzz_entries.hpp"
-#include "odbatch/runtime/store.hpp"
-#include "odbatch/runtime/store_wire.hpp"
-#include "odbatch/runtime/tcp_store_server.hpp"
+#include "odbatch/store/store.hpp"
+#include "odbatch/store/store_wire.hpp"
+#include "odbatch/store/tcp_store_server.hpp"
 
 namespace odbatch::fuzz {
 namespace {

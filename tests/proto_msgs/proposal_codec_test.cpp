@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "odbatch/core/length_distribution.hpp"
+#include "odbatch/core/split_mix64.hpp"
 
 namespace odbatch {
 namespace {

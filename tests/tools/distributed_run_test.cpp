@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "cli_test_support.hpp"
-#include "odbatch/runtime/inproc_collective.hpp"
-#include "odbatch/runtime/local_launcher.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
+#include "odbatch/dist/local_launcher.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {

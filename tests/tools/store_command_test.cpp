@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "odbatch/runtime/store_token.hpp"
-#include "odbatch/runtime/store_wire.hpp"
-#include "odbatch/runtime/tcp_store_client.hpp"
+#include "odbatch/store/store_token.hpp"
+#include "odbatch/store/store_wire.hpp"
+#include "odbatch/store/tcp_store_client.hpp"
 
 extern char** environ;
 

@@ -18,13 +18,13 @@
 
 #include "json_input.hpp"
 #include "json_output.hpp"
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/runtime/config_file_error.hpp"
-#include "odbatch/runtime/dataset_error.hpp"
-#include "odbatch/runtime/epoch_shard.hpp"
-#include "odbatch/runtime/jsonl_index.hpp"
-#include "odbatch/runtime/ledger_writer.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/metrics/ledger_writer.hpp"
+#include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/epoch_shard.hpp"
+#include "odbatch/source/jsonl_index.hpp"
 
 namespace odbatch::cli {
 namespace {

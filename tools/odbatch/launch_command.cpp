@@ -3,7 +3,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "odbatch/runtime/local_launcher.hpp"
+#include "odbatch/dist/local_launcher.hpp"
 
 namespace odbatch::cli {
 

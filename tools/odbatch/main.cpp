@@ -11,7 +11,7 @@
 #include "audit_command.hpp"
 #include "launch_command.hpp"
 #include "odbatch/core/config.hpp"
-#include "odbatch/core/step_cost_model.hpp"
+#include "odbatch/sim/step_cost_model.hpp"
 #include "plan_command.hpp"
 #include "run_command.hpp"
 #include "simulate_command.hpp"

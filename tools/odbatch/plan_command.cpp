@@ -7,11 +7,11 @@
 
 #include "json_input.hpp"
 #include "json_output.hpp"
+#include "odbatch/config/batching_config_toml.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/core/lockstep.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
-#include "odbatch/runtime/batching_config_toml.hpp"
 #include "plan_report.hpp"
 #include "plan_summary.hpp"
 #include "scenario.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "odbatch/runtime/batching_settings.hpp"
+#include "odbatch/config/batching_settings.hpp"
 
 namespace odbatch::cli {
 namespace {

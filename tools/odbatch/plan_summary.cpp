@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
-#include "odbatch/core/offline_oracles.hpp"
 #include "odbatch/core/screening.hpp"
+#include "odbatch/sim/offline_oracles.hpp"
 
 namespace odbatch::cli {
 namespace {

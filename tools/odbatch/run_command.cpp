@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/config/checkpoint_file.hpp"
+#include "odbatch/config/config_file_error.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/runtime/checkpoint_file.hpp"
-#include "odbatch/runtime/config_file_error.hpp"
 
 namespace odbatch::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "json_input.hpp"
-#include "odbatch/runtime/batching_settings.hpp"
+#include "odbatch/config/batching_settings.hpp"
 
 namespace odbatch::cli {
 namespace {

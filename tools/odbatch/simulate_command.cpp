@@ -13,10 +13,10 @@
 #include "json_input.hpp"
 #include "json_output.hpp"
 #include "length_trace.hpp"
-#include "odbatch/core/length_statistics.hpp"
-#include "odbatch/core/step_cost_model.hpp"
-#include "odbatch/core/synthetic_workload.hpp"
-#include "odbatch/core/throughput_simulation.hpp"
+#include "odbatch/sim/length_statistics.hpp"
+#include "odbatch/sim/step_cost_model.hpp"
+#include "odbatch/sim/synthetic_workload.hpp"
+#include "odbatch/sim/throughput_simulation.hpp"
 
 namespace odbatch::cli {
 namespace {

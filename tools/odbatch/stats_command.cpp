@@ -14,8 +14,8 @@
 #include "json_output.hpp"
 #include "length_trace.hpp"
 #include "odbatch/actors/pipeline.hpp"
-#include "odbatch/core/length_statistics.hpp"
-#include "odbatch/runtime/config_file_error.hpp"
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/sim/length_statistics.hpp"
 
 namespace odbatch::cli {
 namespace {

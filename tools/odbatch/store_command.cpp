@@ -6,9 +6,9 @@
 #include <cstring>
 #include <iostream>
 
-#include "odbatch/runtime/store.hpp"
-#include "odbatch/runtime/store_token.hpp"
-#include "odbatch/runtime/tcp_store_server.hpp"
+#include "odbatch/store/store.hpp"
+#include "odbatch/store/store_token.hpp"
+#include "odbatch/store/tcp_store_server.hpp"
 
 namespace odbatch::cli {
 

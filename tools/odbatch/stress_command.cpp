@@ -16,10 +16,10 @@
 
 #include "config_variant.hpp"
 #include "json_output.hpp"
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/fault_spec.hpp"
-#include "odbatch/runtime/config_file_error.hpp"
-#include "odbatch/runtime/local_launcher.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
+#include "odbatch/dist/local_launcher.hpp"
 #include "rank_processes.hpp"
 #include "stress_checks.hpp"
 

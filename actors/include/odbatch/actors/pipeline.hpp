@@ -18,11 +18,11 @@
 #include <optional>
 #include <string>
 
+#include "odbatch/batch/batch.hpp"
+#include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
-#include "odbatch/runtime/batch.hpp"
-#include "odbatch/runtime/dist_env.hpp"
-#include "odbatch/runtime/pipeline_config.hpp"
-#include "odbatch/runtime/pipeline_stats.hpp"
+#include "odbatch/dist/dist_env.hpp"
+#include "odbatch/metrics/pipeline_stats.hpp"
 
 namespace odbatch {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "odbatch/core/length_distribution.hpp"
+#include "odbatch/core/split_mix64.hpp"
 
 namespace odbatch {
 

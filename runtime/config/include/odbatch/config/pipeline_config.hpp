@@ -1,0 +1,112 @@
+#pragma once
+// The whole pipeline's configuration: its stages (an actor graph: reader, tokenizer pool, image
+// decoder pool, joiner, packer, aligner, coordinator, emitter), their pool sizes and capacities,
+// and every stage's options. Loaded from a TOML file (docs/pipeline-toml.md) or built in code.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "odbatch/batch/batch.hpp"
+#include "odbatch/core/config.hpp"
+#include "odbatch/dist/distributed_config.hpp"
+#include "odbatch/image/image_file.hpp"
+#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/vision_geometry.hpp"
+#include "odbatch/source/epoch_shard.hpp"
+#include "odbatch/source/record_reader.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
+
+namespace odbatch {
+
+// What happens to a record that cannot become a sample: `skip` rejects it with its reason in the
+// ledger and goes on; `fail` stops the epoch with that reason.
+enum class BadRecordPolicy : std::uint8_t { skip, fail };
+std::string_view to_string(BadRecordPolicy policy);
+
+struct SourceConfig {
+  std::vector<std::string> files;  // JSONL files or glob patterns
+  std::filesystem::path image_root;
+  bool shuffle = true;
+  ShardSplit split = ShardSplit::contiguous;
+  RecordReaderOptions reader;
+  BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
+};
+
+struct TokenizerStageConfig {
+  std::filesystem::path model;
+  // max_seq_len, over_length and zero_labels are taken from the batching config.
+  TokenizerOptions options;
+  std::uint32_t workers = 2;
+};
+
+struct ImageStageConfig {
+  VisionGeometryConfig geometry;
+  JpegDecoderLimits decoder_limits;
+  ImageFileLimits file_limits;
+  std::uint32_t workers = 1;
+};
+
+struct FlowConfig {
+  // Samples the reader may have handed to the worker pools beyond the lookahead: keeps the
+  // workers busy while the joiner waits for a slow sample.
+  std::uint32_t reader_capacity = 256;
+  // Samples preprocessed ahead of the round being admitted, waiting in the joiner; the first
+  // round's proposal waits until they are ready. Unset: the window (effective_lookahead).
+  std::optional<std::uint32_t> lookahead;
+  std::uint32_t prefetch = 4;  // batches waiting for the trainer
+  BatchLayout layout = BatchLayout::padded;
+  // Fills padded positions (masked out) and is the dummy token of IDLE batches.
+  std::int32_t pad_id = 0;
+  // Scheduler threads for the event-based actors; 0: the number of cores.
+  std::uint32_t scheduler_threads = 0;
+  // Deadline for a round's proposal exchange once this rank is ready.
+  std::chrono::milliseconds round_timeout{600'000};
+  // Fault injection for determinism and stress tests: every tokenizer and image-decoder task is
+  // delayed by a pseudo-random 0..worker_jitter_us microseconds (seeded by batching.seed, the
+  // worker and the task), so parts reach the joiner in a different order. 0: no delay.
+  std::uint32_t worker_jitter_us = 0;
+};
+
+// The Prometheus endpoint (docs/metrics.md): off unless enabled; serves GET /metrics on its own
+// thread.
+struct MetricsConfig {
+  bool enabled = false;
+  std::string address = "127.0.0.1";  // a numeric IPv4 or IPv6 address to bind
+  // 0: a free port (Pipeline::metrics_port() says which); otherwise the rank binds port +
+  // LOCAL_RANK, so that the ranks of one machine can share one pipeline file.
+  std::uint16_t port = 0;
+};
+
+struct PipelineConfig {
+  SourceConfig source;
+  TokenizerStageConfig tokenizer;
+  ImageStageConfig images;
+  BatchingConfig batching;
+  FlowConfig flow;
+  DistributedConfig distributed;  // ranks that are processes
+  MetricsConfig metrics;
+
+  // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline],
+  // [distributed], [metrics]. Relative
+  // paths are relative to the file's directory. Throws ConfigFileError naming file, line and key.
+  static PipelineConfig from_toml_file(const std::filesystem::path& file);
+  static PipelineConfig from_toml(std::string_view document, std::string_view source,
+                                  const std::filesystem::path& base_dir);
+};
+
+// Every key a pipeline file may set, as "table.key", tables in file order.
+std::vector<std::string> pipeline_config_keys();
+
+// Throws ConfigError naming the first invalid field (as "table.key").
+void validate(const PipelineConfig& config);
+
+// The tokenizer options with the batching config's length and label policies applied.
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
+
+// `flow.lookahead`, or the window when unset.
+std::uint32_t effective_lookahead(const PipelineConfig& config);
+
+}  // namespace odbatch

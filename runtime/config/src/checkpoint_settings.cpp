@@ -1,0 +1,76 @@
+#include "odbatch/config/checkpoint_settings.hpp"
+
+#include <cstdio>
+
+#include "odbatch/core/stable_hash.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
+
+namespace odbatch {
+namespace {
+
+std::string hex(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Read as the tokenizer reads it: a FIFO or a directory is a TokenizerModelError naming the path,
+// never a hang.
+std::uint64_t file_hash(const std::filesystem::path& file) {
+  return StableHasher(0x746f6b656e697a65ULL)  // "tokenize"
+      .add(read_tokenizer_model_file(file))
+      .digest();
+}
+
+std::string flag(bool value) {
+  return value ? "true" : "false";
+}
+
+}  // namespace
+
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const JsonlIndex& index) {
+  const auto& b = config.batching;
+  const auto& t = config.tokenizer.options;
+  const auto& images = config.images;
+  const auto n = [](auto value) { return std::to_string(value); };
+  const auto s = [](auto value) { return std::string(to_string(value)); };
+  return {
+      {"dataset", hex(index.fingerprint()) + " (" + n(index.record_count()) + " records)"},
+      {"source.shuffle", flag(config.source.shuffle)},
+      {"source.split", config.source.split == ShardSplit::contiguous ? "contiguous" : "strided"},
+      {"source.on_bad_record", s(config.source.on_bad_record)},
+      {"source.max_record_bytes", n(config.source.reader.max_record_bytes)},
+      {"tokenizer.model", hex(file_hash(config.tokenizer.model))},
+      {"tokenizer.template", s(t.chat_template)},
+      {"tokenizer.image_piece", t.image_piece},
+      {"tokenizer.vision_start_piece", t.vision_start_piece},
+      {"tokenizer.vision_end_piece", t.vision_end_piece},
+      {"tokenizer.default_system_prompt", t.default_system_prompt.value_or("(none)")},
+      {"tokenizer.add_bos", t.add_bos ? flag(*t.add_bos) : "(template's)"},
+      {"images.patch_size", n(images.geometry.patch_size)},
+      {"images.merge_size", n(images.geometry.merge_size)},
+      {"images.min_pixels", n(images.geometry.min_pixels)},
+      {"images.max_pixels", n(images.geometry.max_pixels)},
+      {"images.max_source_pixels", n(images.decoder_limits.max_source_pixels)},
+      {"images.max_source_side", n(images.decoder_limits.max_source_side)},
+      {"images.max_file_bytes", n(images.file_limits.max_file_bytes)},
+      {"batching.token_budget", n(b.token_budget)},
+      {"batching.budget_mode", s(b.budget_mode)},
+      {"batching.patch_budget", n(b.patch_budget)},
+      {"batching.max_seq_len", n(b.max_seq_len)},
+      {"batching.window", n(b.window)},
+      {"batching.warmup", s(b.warmup)},
+      {"batching.max_defer_rounds", n(b.max_defer_rounds)},
+      {"batching.hold_pct", n(b.hold_pct)},
+      {"batching.policy", s(b.policy)},
+      {"batching.loss_scaling", s(b.loss_scaling)},
+      {"batching.over_budget", s(b.over_budget)},
+      {"batching.over_length", s(b.over_length)},
+      {"batching.zero_labels", s(b.zero_labels)},
+      {"batching.seed", n(b.seed)},
+      {"pipeline.layout", s(config.flow.layout)},
+      {"pipeline.pad_id", n(config.flow.pad_id)},
+  };
+}
+
+}  // namespace odbatch

@@ -1,0 +1,75 @@
+#include "odbatch/config/pipeline_config.hpp"
+
+#include <arpa/inet.h>
+
+#include <array>
+
+namespace odbatch {
+namespace {
+
+// Re-labels a sub-config's complaint with the table it lives in.
+template <class Sub>
+void validate_in(const Sub& sub, const std::string& table) {
+  try {
+    validate(sub);
+  } catch (const ConfigError& e) {
+    throw ConfigError(table + "." + e.field(), std::string(e.what()).substr(e.field().size() + 2));
+  }
+}
+
+bool is_ip_address(const std::string& text) {
+  std::array<unsigned char, 16> bytes{};
+  return inet_pton(AF_INET, text.c_str(), bytes.data()) == 1 ||
+         inet_pton(AF_INET6, text.c_str(), bytes.data()) == 1;
+}
+
+}  // namespace
+
+std::string_view to_string(BadRecordPolicy policy) {
+  return policy == BadRecordPolicy::skip ? "skip" : "fail";
+}
+
+std::uint32_t effective_lookahead(const PipelineConfig& config) {
+  return config.flow.lookahead.value_or(config.batching.window);
+}
+
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {
+  TokenizerOptions options = config.tokenizer.options;
+  options.max_seq_len = config.batching.max_seq_len;
+  options.over_length = config.batching.over_length;
+  options.zero_labels = config.batching.zero_labels;
+  return options;
+}
+
+void validate(const PipelineConfig& c) {
+  if (c.source.files.empty()) throw ConfigError("source.files", "names no file");
+  if (c.source.reader.max_record_bytes == 0)
+    throw ConfigError("source.max_record_bytes", "must be at least 1");
+  if (c.tokenizer.model.empty()) throw ConfigError("tokenizer.model", "names no model file");
+  if (c.tokenizer.workers == 0) throw ConfigError("tokenizer.workers", "must be at least 1");
+  if (c.images.workers == 0) throw ConfigError("images.workers", "must be at least 1");
+  if (c.flow.reader_capacity == 0)
+    throw ConfigError("pipeline.reader_capacity", "must be at least 1");
+  if (c.flow.prefetch == 0) throw ConfigError("pipeline.prefetch", "must be at least 1");
+  if (c.flow.round_timeout.count() <= 0)
+    throw ConfigError("pipeline.round_timeout_ms", "must be positive");
+  validate_in(c.batching, "batching");
+  // A group formed under a packed budget (sum of lengths <= token_budget) collated as padded
+  // rows takes rows x longest tokens: many times the budget the batch was meant to fit.
+  if (c.batching.budget_mode == BudgetMode::packed && c.flow.layout == BatchLayout::padded)
+    throw ConfigError("pipeline.layout",
+                      "\"padded\" cannot carry batches grouped under batching.budget_mode = "
+                      "\"packed\": rows x longest would exceed batching.token_budget; use layout "
+                      "= \"packed\" (the default for that budget mode) or budget_mode = "
+                      "\"padded\"");
+  validate_in(c.distributed, "distributed");
+  validate_in(effective_tokenizer_options(c), "tokenizer");
+  validate_in(c.images.geometry, "images");
+  validate_in(c.images.decoder_limits, "images");
+  validate_in(c.images.file_limits, "images");
+  if (!is_ip_address(c.metrics.address))
+    throw ConfigError("metrics.address",
+                      "expected a numeric IPv4 or IPv6 address, got \"" + c.metrics.address + "\"");
+}
+
+}  // namespace odbatch

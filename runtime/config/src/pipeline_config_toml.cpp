@@ -1,0 +1,297 @@
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "odbatch/config/batching_config_toml.hpp"
+#include "odbatch/config/batching_settings.hpp"
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/config/pipeline_config.hpp"
+#include "toml_document.hpp"
+
+namespace odbatch {
+namespace {
+
+using toml_document::location;
+
+std::string text(const toml::node& node) {
+  const auto* s = node.as_string();
+  if (!s) throw SettingError("expected a string");
+  return s->get();
+}
+
+bool boolean(const toml::node& node) {
+  const auto* b = node.as_boolean();
+  if (!b) throw SettingError("expected true or false");
+  return b->get();
+}
+
+std::uint64_t integer(const toml::node& node, std::uint64_t min, std::uint64_t max) {
+  const auto* i = node.as_integer();
+  if (!i) throw SettingError("expected an integer");
+  const std::int64_t v = i->get();
+  if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max)
+    throw SettingError("expected an integer between " + std::to_string(min) + " and " +
+                       std::to_string(max) + ", got " + std::to_string(v));
+  return static_cast<std::uint64_t>(v);
+}
+
+std::uint32_t integer32(const toml::node& node, std::uint32_t min) {
+  return static_cast<std::uint32_t>(integer(node, min, std::numeric_limits<std::uint32_t>::max()));
+}
+
+template <class Enum>
+Enum name_of(const toml::node& node, std::optional<Enum> (*parse)(std::string_view),
+             std::string_view choices) {
+  const auto value = parse(text(node));
+  if (!value) throw SettingError("expected one of " + std::string(choices));
+  return *value;
+}
+
+std::optional<ShardSplit> parse_split(std::string_view s) {
+  if (s == "contiguous") return ShardSplit::contiguous;
+  if (s == "strided") return ShardSplit::strided;
+  return std::nullopt;
+}
+std::optional<BadRecordPolicy> parse_bad_record(std::string_view s) {
+  if (s == "skip") return BadRecordPolicy::skip;
+  if (s == "fail") return BadRecordPolicy::fail;
+  return std::nullopt;
+}
+std::optional<BatchLayout> parse_layout(std::string_view s) {
+  if (s == "padded") return BatchLayout::padded;
+  if (s == "packed") return BatchLayout::packed;
+  return std::nullopt;
+}
+
+using Setter = std::function<void(const toml::node&, PipelineConfig&)>;
+using TableSetters = std::map<std::string, Setter, std::less<>>;
+
+std::filesystem::path resolved(const std::filesystem::path& base_dir, const std::string& path) {
+  const std::filesystem::path p(path);
+  return p.is_absolute() ? p : base_dir / p;
+}
+
+std::map<std::string, TableSetters, std::less<>> table_setters(
+    const std::filesystem::path& base_dir) {
+  std::map<std::string, TableSetters, std::less<>> tables;
+  tables["source"] = {
+      {"files",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         const auto* array = n.as_array();
+         if (!array) throw SettingError("expected an array of file paths or glob patterns");
+         c.source.files.clear();
+         for (const auto& entry : *array) c.source.files.push_back(resolved(base_dir, text(entry)));
+       }},
+      {"image_root",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.image_root = resolved(base_dir, text(n));
+       }},
+      {"shuffle", [](const toml::node& n, PipelineConfig& c) { c.source.shuffle = boolean(n); }},
+      {"split",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.split = name_of<ShardSplit>(n, parse_split, "contiguous, strided");
+       }},
+      {"max_record_bytes",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.reader.max_record_bytes = integer(n, 1, std::uint64_t{1} << 40);
+       }},
+      {"on_bad_record",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.on_bad_record = name_of<BadRecordPolicy>(n, parse_bad_record, "skip, fail");
+       }},
+  };
+  tables["tokenizer"] = {
+      {"model", [base_dir](const toml::node& n,
+                           PipelineConfig& c) { c.tokenizer.model = resolved(base_dir, text(n)); }},
+      {"template",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.chat_template =
+             name_of<ChatTemplate>(n, parse_chat_template, "chatml, llama2");
+       }},
+      {"system_prompt",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.default_system_prompt = text(n);
+       }},
+      {"add_bos",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.add_bos = boolean(n); }},
+      {"image_piece",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.image_piece = text(n); }},
+      {"vision_start_piece",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.vision_start_piece = text(n);
+       }},
+      {"vision_end_piece",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.vision_end_piece = text(n);
+       }},
+      {"workers",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.workers = integer32(n, 1); }},
+  };
+  tables["images"] = {
+      {"workers",
+       [](const toml::node& n, PipelineConfig& c) { c.images.workers = integer32(n, 1); }},
+      {"patch_size", [](const toml::node& n,
+                        PipelineConfig& c) { c.images.geometry.patch_size = integer32(n, 1); }},
+      {"merge_size", [](const toml::node& n,
+                        PipelineConfig& c) { c.images.geometry.merge_size = integer32(n, 1); }},
+      {"min_pixels",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.geometry.min_pixels = integer(n, 1, std::uint64_t{1} << 30);
+       }},
+      {"max_pixels",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.geometry.max_pixels = integer(n, 1, std::uint64_t{1} << 30);
+       }},
+      {"max_source_pixels",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.decoder_limits.max_source_pixels = integer(n, 1, std::uint64_t{1} << 40);
+       }},
+      {"max_source_side",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.decoder_limits.max_source_side = integer32(n, 1);
+       }},
+      {"max_file_bytes",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.file_limits.max_file_bytes = integer(n, 1, std::uint64_t{1} << 40);
+       }},
+  };
+  tables["pipeline"] = {
+      {"reader_capacity",
+       [](const toml::node& n, PipelineConfig& c) { c.flow.reader_capacity = integer32(n, 1); }},
+      {"lookahead",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.lookahead = static_cast<std::uint32_t>(integer(n, 0, std::uint64_t{1} << 24));
+       }},
+      {"prefetch",
+       [](const toml::node& n, PipelineConfig& c) { c.flow.prefetch = integer32(n, 1); }},
+      {"layout",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.layout = name_of<BatchLayout>(n, parse_layout, "padded, packed");
+       }},
+      {"pad_id",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.pad_id = static_cast<std::int32_t>(integer(n, 0, 0x7fffffff));
+       }},
+      {"scheduler_threads",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.scheduler_threads = static_cast<std::uint32_t>(integer(n, 0, 256));
+       }},
+      {"round_timeout_ms",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.round_timeout = std::chrono::milliseconds(integer(n, 1, std::uint64_t{1} << 40));
+       }},
+      {"worker_jitter_us",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.worker_jitter_us = static_cast<std::uint32_t>(integer(n, 0, 1'000'000));
+       }},
+  };
+  const auto milliseconds = [](const toml::node& n) {
+    return std::chrono::milliseconds(integer(n, 1, std::uint64_t{1} << 40));
+  };
+  tables["distributed"] = {
+      {"heartbeat_interval_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.heartbeat_interval = milliseconds(n);
+       }},
+      {"peer_timeout_ms", [=](const toml::node& n,
+                              PipelineConfig& c) { c.distributed.peer_timeout = milliseconds(n); }},
+      {"connect_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.connect_timeout = milliseconds(n);
+       }},
+      {"store_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.store_timeout = milliseconds(n);
+       }},
+      {"exchange_timeout_ms",
+       [=](const toml::node& n, PipelineConfig& c) {
+         c.distributed.exchange_timeout = milliseconds(n);
+       }},
+      {"flight_recorder_rounds",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.distributed.flight_recorder_rounds =
+             static_cast<std::uint32_t>(integer(n, 0, 1'000'000));
+       }},
+      {"flight_recorder_dir",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.distributed.flight_recorder_dir = resolved(base_dir, text(n));
+       }},
+  };
+  tables["metrics"] = {
+      {"enabled", [](const toml::node& n, PipelineConfig& c) { c.metrics.enabled = boolean(n); }},
+      {"address", [](const toml::node& n, PipelineConfig& c) { c.metrics.address = text(n); }},
+      {"port",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.metrics.port = static_cast<std::uint16_t>(integer(n, 0, 65535));
+       }},
+  };
+  return tables;
+}
+
+}  // namespace
+
+PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_view source,
+                                         const std::filesystem::path& base_dir) {
+  const toml::table root = toml_document::parse(document, source);
+  PipelineConfig config;
+  config.batching = batching_config_from_toml(document, source);
+  // Unless the file says otherwise, the layout follows the budget mode: a packed budget is only
+  // kept by a packed layout.
+  if (config.batching.budget_mode == BudgetMode::packed) config.flow.layout = BatchLayout::packed;
+  const auto tables = table_setters(base_dir);
+  for (const auto& [name, node] : root) {
+    if (name.str() == "batching") continue;
+    const auto setters = tables.find(name.str());
+    if (setters == tables.end())
+      throw ConfigFileError(location(source, node.source()), std::string(name.str()),
+                            "unknown table (expected source, tokenizer, images, batching, "
+                            "pipeline, distributed or metrics)");
+    const auto* table = node.as_table();
+    if (!table)
+      throw ConfigFileError(location(source, node.source()), std::string(name.str()),
+                            "expected a table");
+    for (const auto& [key, value] : *table) {
+      const std::string full_key = std::string(name.str()) + "." + std::string(key.str());
+      const auto setter = setters->second.find(key.str());
+      if (setter == setters->second.end())
+        throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
+      try {
+        setter->second(value, config);
+      } catch (const SettingError& e) {
+        throw ConfigFileError(location(source, value.source()), full_key, e.what());
+      }
+    }
+  }
+  try {
+    validate(config);
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    throw ConfigFileError(std::string(source), e.field(), message.substr(e.field().size() + 2));
+  }
+  return config;
+}
+
+std::vector<std::string> pipeline_config_keys() {
+  std::vector<std::string> keys;
+  for (const auto& [table, setters] : table_setters({}))
+    for (const auto& [key, setter] : setters) keys.push_back(table + "." + key);
+  for (const auto name : batching_setting_names()) keys.push_back("batching." + std::string(name));
+  return keys;
+}
+
+PipelineConfig PipelineConfig::from_toml_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw ConfigFileError(file.string(), "", std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream document;
+  document << in.rdbuf();
+  return from_toml(document.str(), file.string(), file.parent_path());
+}
+
+}  // namespace odbatch

@@ -1,0 +1,45 @@
+#include "odbatch/config/rank_local_settings.hpp"
+
+#include <array>
+
+namespace odbatch {
+namespace {
+
+constexpr std::string_view kTiming =
+    "only flow control: batches are a function of data, settings, seed and world size, never of "
+    "timing (the joiner restores shard order)";
+constexpr std::string_view kDeadline =
+    "a deadline or liveness interval: it decides when a "
+    "failure is declared, never what a batch holds";
+
+constexpr std::array kRankLocalKeys{
+    RankLocalKey{"source.image_root",
+                 "a path that may differ between machines (another mount point); what the "
+                 "records reference and how images are sized are compared"},
+    RankLocalKey{"tokenizer.workers", kTiming},
+    RankLocalKey{"images.workers", kTiming},
+    RankLocalKey{"pipeline.reader_capacity", kTiming},
+    RankLocalKey{"pipeline.lookahead", kTiming},
+    RankLocalKey{"pipeline.prefetch", kTiming},
+    RankLocalKey{"pipeline.scheduler_threads", kTiming},
+    RankLocalKey{"pipeline.worker_jitter_us", kTiming},
+    RankLocalKey{"pipeline.round_timeout_ms", kDeadline},
+    RankLocalKey{"distributed.heartbeat_interval_ms", kDeadline},
+    RankLocalKey{"distributed.peer_timeout_ms", kDeadline},
+    RankLocalKey{"distributed.connect_timeout_ms", kDeadline},
+    RankLocalKey{"distributed.store_timeout_ms", kDeadline},
+    RankLocalKey{"distributed.exchange_timeout_ms", kDeadline},
+    RankLocalKey{"distributed.flight_recorder_rounds", "diagnostics written by each rank"},
+    RankLocalKey{"distributed.flight_recorder_dir", "diagnostics written by each rank"},
+    RankLocalKey{"metrics.enabled", "each rank's own monitoring endpoint"},
+    RankLocalKey{"metrics.address", "each rank's own monitoring endpoint"},
+    RankLocalKey{"metrics.port", "each rank's own monitoring endpoint"},
+};
+
+}  // namespace
+
+std::span<const RankLocalKey> rank_local_keys() {
+  return kRankLocalKeys;
+}
+
+}  // namespace odbatch

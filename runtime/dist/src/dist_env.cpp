@@ -1,0 +1,72 @@
+#include "odbatch/dist/dist_env.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+
+#include "odbatch/dist/fault_injecting_collective.hpp"
+#include "odbatch/dist/process_group_collective.hpp"
+
+namespace odbatch {
+namespace {
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t max) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(value, &end, 10);
+  if (*end != '\0' || errno != 0 || n > max || value[0] == '-')
+    throw std::invalid_argument(std::string(name) + "=" + value + ": expected a number up to " +
+                                std::to_string(max));
+  return n;
+}
+
+}  // namespace
+
+DistEnv DistEnv::single() {
+  DistEnv env;
+  env.inproc_group = InprocGroup::create(1);
+  return env;
+}
+
+DistEnv DistEnv::inproc(std::shared_ptr<InprocGroup> group, std::uint32_t rank,
+                        std::uint32_t world_size) {
+  DistEnv env;
+  env.rank = rank;
+  env.world_size = world_size;
+  env.local_rank = rank;
+  env.inproc_group = std::move(group);
+  return env;
+}
+
+DistEnv DistEnv::from_env() {
+  DistEnv env;
+  constexpr auto kMaxRanks = std::uint64_t{1} << 20;
+  env.world_size = static_cast<std::uint32_t>(env_number("WORLD_SIZE", 1, kMaxRanks));
+  env.rank = static_cast<std::uint32_t>(env_number("RANK", 0, kMaxRanks));
+  env.local_rank = static_cast<std::uint32_t>(env_number("LOCAL_RANK", env.rank, kMaxRanks));
+  if (env.world_size == 0) throw std::invalid_argument("WORLD_SIZE=0: expected at least 1");
+  if (env.rank >= env.world_size)
+    throw std::invalid_argument("RANK=" + std::to_string(env.rank) +
+                                " is not below WORLD_SIZE=" + std::to_string(env.world_size));
+  if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
+  env.master_port = static_cast<std::uint16_t>(
+      env_number("MASTER_PORT", 0, std::numeric_limits<std::uint16_t>::max()));
+  if (env.world_size == 1) env.inproc_group = InprocGroup::create(1);
+  return env;
+}
+
+std::unique_ptr<Collective> DistEnv::make_collective(const DistributedConfig& timing) const {
+  if (inproc_group) return inproc_group->member(rank);
+  const auto fault = fault_from_env(rank);
+  auto group =
+      std::make_unique<ProcessGroupCollective>(*this, ProcessGroupOptions::from_env(timing));
+  if (!fault) return group;
+  ProcessGroupCollective* const store_host = group.get();
+  return std::make_unique<FaultInjectingCollective>(
+      std::move(group), *fault, [store_host] { store_host->stop_hosted_store(); });
+}
+
+}  // namespace odbatch

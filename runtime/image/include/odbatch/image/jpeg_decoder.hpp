@@ -1,0 +1,99 @@
+#pragma once
+// JPEG decoding with libjpeg-turbo's TurboJPEG API, straight to the visual-token geometry.
+//
+// decode() reads the header, fixes the target size with smart_resize, decodes at the smallest
+// DCT scaling factor (1/8, 1/4, 3/8, 1/2, 5/8, 3/4, 7/8, 1/1) whose scaled size still covers the
+// target in both dimensions (1/1 when none does, e.g. when enlarging), then resizes to exactly
+// the target with BicubicResampler (PIL's BICUBIC, antialiased). Grey JPEGs come out as RGB with
+// equal channels (resized as one channel, which gives the same pixels). CMYK and YCCK JPEGs
+// become the RGB Pillow's Image.open(...).convert("RGB") gives, byte for byte, before resizing:
+// Pillow takes the samples as Adobe's inverted CMYK, whatever the APP14 marker says.
+// Decoding at a reduced DCT scale first means the pixels differ slightly from resizing the full
+// decode, as PIL's Image.draft() does; the geometry and token count are unaffected.
+//
+// Strictness: libjpeg-turbo's warnings (premature end of data, corrupt entropy segments, ...)
+// mean it invented pixels, so they reject the image as corrupt, like its errors.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "odbatch/image/bicubic_resampler.hpp"
+#include "odbatch/image/decoded_image.hpp"
+#include "odbatch/image/image_error.hpp"
+#include "odbatch/image/vision_geometry.hpp"
+
+namespace odbatch {
+
+// Pixel-bomb limits, checked against the header before anything is allocated.
+struct JpegDecoderLimits {
+  std::uint64_t max_source_pixels = 64'000'000;  // width * height as declared
+  std::uint32_t max_source_side = 32'768;        // the longer side as declared
+
+  friend bool operator==(const JpegDecoderLimits&, const JpegDecoderLimits&) = default;
+};
+
+// Throws ConfigError naming the first field that is zero.
+void validate(const JpegDecoderLimits& limits);
+
+enum class ChromaSubsampling : std::uint8_t { s444, s422, s420, grey, s440, s411 };
+enum class JpegColorspace : std::uint8_t { rgb, ycbcr, grey, cmyk, ycck };
+
+std::string_view to_string(ChromaSubsampling subsampling);  // "4:4:4", ..., "grey"
+std::string_view to_string(JpegColorspace colorspace);
+
+struct JpegHeader {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  std::uint32_t components = 0;  // channels decoded before resizing: 1 for grey, 3 otherwise
+  ChromaSubsampling subsampling = ChromaSubsampling::s444;
+  JpegColorspace colorspace = JpegColorspace::ycbcr;
+
+  friend bool operator==(const JpegHeader&, const JpegHeader&) = default;
+};
+
+// One per thread: it owns a TurboJPEG handle and scratch buffers and is not thread-safe.
+// Bad data never throws: every failure comes back as an ImageError, and the handle is replaced
+// after any failure because libjpeg-turbo's handle keeps failing on good files otherwise.
+// Only construction (invalid limits: ConfigError) and memory exhaustion (std::bad_alloc) throw.
+class JpegDecoder {
+ public:
+  explicit JpegDecoder(const JpegDecoderLimits& limits = {});
+  ~JpegDecoder();
+  JpegDecoder(JpegDecoder&& other) noexcept;
+  JpegDecoder& operator=(JpegDecoder&& other) noexcept;
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+
+  // The header alone, in about a microsecond. It succeeds exactly when decode() would get past
+  // the header: the limits hold.
+  // smart_resize(header.height, header.width, geometry) then gives the token count decode()
+  // will produce.
+  ImageResult<JpegHeader> read_header(std::span<const std::uint8_t> jpeg);
+
+  // Decodes into a new DecodedImage; its pixel vector is the only allocation in steady state.
+  ImageResult<DecodedImage> decode(std::span<const std::uint8_t> jpeg,
+                                   const VisionGeometryConfig& geometry);
+
+  // Decodes into `out`, reusing its pixel vector's capacity, so a caller that recycles
+  // DecodedImages decodes without allocating once buffers have grown. On error `out` is left
+  // unspecified. Throws ConfigError for an invalid geometry config.
+  std::optional<ImageError> decode(std::span<const std::uint8_t> jpeg,
+                                   const VisionGeometryConfig& geometry, DecodedImage& out);
+
+ private:
+  // `pixel_format` is a TJPF value: RGB, grey for one-component JPEGs, CMYK for four.
+  std::optional<ImageError> decompress(std::span<const std::uint8_t> jpeg, std::uint32_t width,
+                                       std::uint32_t height, int pixel_format,
+                                       std::uint8_t* pixels);
+  ImageError failure(std::string_view stage);  // libjpeg-turbo's message; replaces the handle
+
+  JpegDecoderLimits limits_;
+  void* handle_ = nullptr;  // tjhandle, kept opaque so turbojpeg.h stays out of this header
+  std::vector<std::uint8_t> decoded_;       // the DCT-scaled decode (CMYK: 4 bytes a pixel)
+  std::vector<std::uint8_t> resized_grey_;  // a grey image resized, before becoming RGB
+  BicubicResampler resampler_;
+};
+
+}  // namespace odbatch

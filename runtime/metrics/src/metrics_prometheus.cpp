@@ -1,0 +1,151 @@
+#include "odbatch/metrics/metrics_prometheus.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace odbatch {
+namespace {
+
+// The shortest decimal that reads back as the same double, never in exponent notation, so a
+// scrape is byte-for-byte reproducible.
+std::string number(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char text[400];
+  const auto end = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed).ptr;
+  return std::string(text, end);
+}
+std::string number(std::uint64_t value) {
+  return std::to_string(value);
+}
+
+// Label values escape backslash, double quote and line feed.
+std::string label_value(std::string_view value) {
+  std::string escaped;
+  for (const char c : value) {
+    if (c == '\\')
+      escaped += "\\\\";
+    else if (c == '"')
+      escaped += "\\\"";
+    else if (c == '\n')
+      escaped += "\\n";
+    else
+      escaped += c;
+  }
+  return escaped;
+}
+
+class Exposition {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    text_ += "# HELP odbatch_";
+    text_ += name;
+    text_ += ' ';
+    text_ += help;
+    text_ += "\n# TYPE odbatch_";
+    text_ += name;
+    text_ += ' ';
+    text_ += type;
+    text_ += '\n';
+  }
+  template <class Value>
+  void sample(std::string_view name, Value value, std::string_view label = {},
+              std::string_view label_text = {}) {
+    text_ += "odbatch_";
+    text_ += name;
+    if (!label.empty()) {
+      text_ += '{';
+      text_ += label;
+      text_ += "=\"";
+      text_ += label_value(label_text);
+      text_ += "\"}";
+    }
+    text_ += ' ';
+    text_ += number(value);
+    text_ += '\n';
+  }
+  template <class Value>
+  void single(std::string_view name, std::string_view type, std::string_view help, Value value) {
+    family(name, type, help);
+    sample(name, value);
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+void stages(Exposition& out, const StatsSnapshot& s) {
+  out.family("stage_items_total", "counter", "Items each stage has processed.");
+  for (const auto& [name, stage] : s.named_stages())
+    out.sample("stage_items_total", stage->items, "stage", name);
+  out.family("stage_cpu_seconds_total", "counter",
+             "Thread CPU time each stage has spent on its items.");
+  for (const auto& [name, stage] : s.named_stages())
+    out.sample("stage_cpu_seconds_total", stage->cpu_seconds, "stage", name);
+  out.family("stage_blocked_seconds_total", "counter",
+             "Wall time each stage has waited on a full downstream.");
+  for (const auto& [name, stage] : s.named_stages())
+    out.sample("stage_blocked_seconds_total", stage->blocked_seconds, "stage", name);
+}
+
+void queues(Exposition& out, const StatsSnapshot& s) {
+  out.family("queue_depth", "gauge", "Items in each bounded edge of the pipeline now.");
+  for (const auto& [name, queue] : s.named_queues())
+    out.sample("queue_depth", queue->depth, "queue", name);
+  out.family("queue_capacity", "gauge", "The most items each bounded edge may hold.");
+  for (const auto& [name, queue] : s.named_queues())
+    out.sample("queue_capacity", queue->capacity, "queue", name);
+}
+
+void round_latency(Exposition& out, const LatencySnapshot& latency) {
+  out.family("round_latency_seconds", "histogram",
+             "Completed rounds of the coordinator: readiness, proposal exchange and plan.");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kLatencyBuckets; ++i) {
+    cumulative += latency.buckets[i];
+    const double bound = i < kLatencyBucketBounds.size() ? kLatencyBucketBounds[i] : INFINITY;
+    out.sample("round_latency_seconds_bucket", cumulative, "le", number(bound));
+  }
+  out.sample("round_latency_seconds_sum", latency.sum_seconds);
+  out.sample("round_latency_seconds_count", latency.count);
+  out.single("round_latency_max_seconds", "gauge", "The longest completed round.",
+             latency.max_seconds);
+}
+
+}  // namespace
+
+std::string prometheus_text(const StatsSnapshot& s) {
+  Exposition out;
+  out.single("records_read_total", "counter",
+             "Records the reader has read; each becomes a sample or a rejection.", s.records_read);
+  out.single("samples_emitted_total", "counter", "Samples in the batches emitted.",
+             s.samples_emitted);
+  out.family("samples_rejected_total", "counter", "Samples rejected, by reason.");
+  for (const auto& [reason, count] : s.rejected_by_reason)
+    out.sample("samples_rejected_total", count, "reason", reason);
+  out.single("batches_total", "counter", "Batches emitted, IDLE ones included.", s.batches);
+  out.single("idle_batches_total", "counter",
+             "IDLE batches emitted: steps where this rank had nothing to train on.",
+             s.idle_batches);
+  out.single("tokens_total", "counter", "Real tokens in the batches emitted.", s.tokens);
+  out.single("padded_tokens_total", "counter",
+             "Token slots of the batches emitted, padding included (packed: the real tokens).",
+             s.padded_tokens);
+  out.single("labels_total", "counter", "Supervised targets in the batches emitted.", s.labels);
+  out.single("padding_efficiency", "gauge", "Real tokens over token slots so far.",
+             s.padding_efficiency());
+  out.single("trainer_wait_seconds_total", "counter", "Time next_batch() has waited for a batch.",
+             s.trainer_wait_seconds);
+  out.single("seconds_to_first_batch", "gauge",
+             "The first epoch's time from start_epoch to its first batch.",
+             s.seconds_to_first_batch);
+  out.single("running_seconds", "gauge", "Wall time since the pipeline's first start_epoch.",
+             s.wall_seconds);
+  stages(out, s);
+  queues(out, s);
+  round_latency(out, s.round_latency);
+  return out.take();
+}
+
+}  // namespace odbatch

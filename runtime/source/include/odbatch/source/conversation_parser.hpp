@@ -1,0 +1,41 @@
+#pragma once
+// Parses one dataset record (a JSON object) into a Conversation, detecting its format:
+//
+// ShareGPT / LLaVA:
+//   {"conversations": [{"from": "system"|"human"|"user"|"gpt"|"assistant", "value": "..."}, ...],
+//    "image": "a.jpg" | "images": ["a.jpg", ...]}
+//   `<image>` in the text marks each image's position, in order. A record with images and no
+//   placeholder at all gets one "<image>\n" per image at the start of its first user message
+//   (LLaVA's convention).
+// OpenAI:
+//   {"messages": [{"role": "system"|"user"|"assistant",
+//                  "content": "..." | [{"type": "text", "text": "..."},
+//                                      {"type": "image", "image": "a.jpg"},
+//                                      {"type": "image_url", "image_url": {"url": "a.jpg"}}]}]}
+//   Image parts become `<image>` at their position, in order. Top-level `image` / `images`, as in
+//   the ShareGPT format, are accepted for string contents (LLaMA-Factory's convention).
+//
+// Other keys (e.g. "id") are ignored; `image` / `images` set to null mean no images.
+// Rules, each with its RecordRejectReason: the bytes are UTF-8 and one JSON object, nested at most
+// 64 levels deep, holding at most 2^20 values and no number beyond a double's range such as 1e400
+// (malformed_json: the limits bound what one record can cost); at least one message; at least one
+// assistant message; no user or assistant message empty or whitespace-only after images are
+// placed (an empty target teaches nothing, an empty prompt is a broken sample; an empty system
+// message is kept, as many exports carry one); placeholders only in user messages (images are
+// input) and exactly one per image; image paths non-empty, relative to the dataset's image root
+// without leaving it through "..", and not URLs. Image files themselves are checked later, by the
+// decoder.
+#include <string_view>
+#include <variant>
+
+#include "odbatch/source/conversation.hpp"
+#include "odbatch/source/record_rejection.hpp"
+
+namespace odbatch {
+
+// Never throws for bad input: every problem comes back as a rejection whose message begins with
+// `where` (the record's location, e.g. "train.jsonl:12") and names the offending key.
+std::variant<Conversation, RecordRejection> parse_conversation(std::string_view record,
+                                                               std::string_view where);
+
+}  // namespace odbatch

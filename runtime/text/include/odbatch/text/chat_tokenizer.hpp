@@ -1,0 +1,82 @@
+#pragma once
+// Turns conversations into token ids and training labels with a sentencepiece model and a chat
+// template. docs/tokenization.md describes the templates, supervision and truncation exactly.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "odbatch/core/config.hpp"
+#include "odbatch/source/conversation.hpp"
+#include "odbatch/text/chat_template.hpp"
+#include "odbatch/text/tokenized_sample.hpp"
+
+namespace odbatch {
+
+struct TokenizerOptions {
+  ChatTemplate chat_template = ChatTemplate::chatml;
+  std::uint32_t max_seq_len = 16384;
+  OverLengthPolicy over_length = OverLengthPolicy::truncate;
+  ZeroLabelPolicy zero_labels = ZeroLabelPolicy::reject;
+  // Pieces emitted by id; each must be a single piece of the model.
+  std::string image_piece = "<|image_pad|>";
+  std::string vision_start_piece = "<|vision_start|>";
+  std::string vision_end_piece = "<|vision_end|>";
+  // The system message of conversations that do not start with one; unset: none is added.
+  std::optional<std::string> default_system_prompt;
+  // Whether the model's BOS starts the sequence (chatml) or every [INST] pair (llama2); unset:
+  // each template's own convention (chatml no, llama2 yes).
+  std::optional<bool> add_bos;
+
+  friend bool operator==(const TokenizerOptions&, const TokenizerOptions&) = default;
+};
+
+// Throws ConfigError naming the first invalid field.
+void validate(const TokenizerOptions& options);
+
+// A model that cannot serve the options: not a regular file, unreadable, not a sentencepiece
+// model, or lacking a piece or control token the template needs. A ConfigError of the field
+// tokenizer.model: "tokenizer.model: <path>: <problem>".
+class TokenizerModelError : public ConfigError {
+ public:
+  TokenizerModelError(const std::filesystem::path& model, const std::string& problem);
+  const std::filesystem::path& model() const { return model_; }
+
+ private:
+  std::filesystem::path model_;
+};
+
+// The bytes of a tokenizer model file, read the way ChatTokenizer reads them: opened without
+// blocking (a FIFO or a device cannot hang the open) and read only if it is a regular file of at
+// most kMaxTokenizerModelBytes. Throws TokenizerModelError.
+inline constexpr std::uint64_t kMaxTokenizerModelBytes = std::uint64_t{1} << 30;
+std::string read_tokenizer_model_file(const std::filesystem::path& model);
+
+// Thread-safe: tokenize() is const and touches no shared mutable state (sentencepiece's Encode is
+// const and thread-safe), so a pool of workers may share one tokenizer.
+class ChatTokenizer {
+ public:
+  // Loads the model. Throws ConfigError for invalid options and TokenizerModelError when the model
+  // cannot be loaded or lacks a piece the options or the template need.
+  ChatTokenizer(const std::filesystem::path& model, TokenizerOptions options);
+  ChatTokenizer(ChatTokenizer&&) noexcept;
+  ChatTokenizer& operator=(ChatTokenizer&&) noexcept;
+  ~ChatTokenizer();
+
+  // Renders the conversation with the template and encodes it; image i of the conversation
+  // becomes visual_tokens_per_image[i] image tokens. Bad input is a TokenizeError, never thrown.
+  TokenizeResult tokenize(const Conversation& conversation,
+                          std::span<const std::uint32_t> visual_tokens_per_image) const;
+
+  const TokenizerOptions& options() const;
+  // Token ids are below it: the rows a trainer's embedding needs.
+  std::uint32_t vocab_size() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<const Impl> impl_;
+};
+
+}  // namespace odbatch

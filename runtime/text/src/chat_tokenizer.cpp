@@ -1,0 +1,265 @@
+#include "odbatch/text/chat_tokenizer.hpp"
+
+#include <sentencepiece_processor.h>
+
+#include <algorithm>
+#include <bitset>
+#include <cstddef>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/file_descriptor.hpp"
+#include "template_rendering.hpp"
+#include "token_sequence_builder.hpp"
+
+namespace odbatch {
+
+void validate(const TokenizerOptions& options) {
+  if (options.max_seq_len == 0) throw ConfigError("max_seq_len", "must be at least 1");
+  const std::pair<std::string_view, const std::string*> pieces[] = {
+      {"image_piece", &options.image_piece},
+      {"vision_start_piece", &options.vision_start_piece},
+      {"vision_end_piece", &options.vision_end_piece},
+  };
+  for (std::size_t i = 0; i < std::size(pieces); ++i) {
+    const auto& [field, piece] = pieces[i];
+    if (piece->empty()) throw ConfigError(std::string(field), "must not be empty");
+    for (std::size_t j = 0; j < i; ++j)
+      if (*pieces[j].second == *piece)
+        throw ConfigError(std::string(field), "'" + *piece + "' is already " +
+                                                  std::string(pieces[j].first) +
+                                                  "; the vision pieces must differ");
+  }
+  if (options.default_system_prompt &&
+      options.default_system_prompt->find(kImagePlaceholder) != std::string::npos)
+    throw ConfigError("default_system_prompt",
+                      "must not contain the image placeholder " + std::string(kImagePlaceholder));
+}
+
+TokenizerModelError::TokenizerModelError(const std::filesystem::path& model,
+                                         const std::string& problem)
+    : ConfigError("tokenizer.model", model.string() + ": " + problem), model_(model) {}
+
+std::string read_tokenizer_model_file(const std::filesystem::path& model) {
+  auto opened = FileDescriptor::try_open_regular_file(model.string());
+  if (const auto* failure = std::get_if<FileDescriptor::OpenFailure>(&opened))
+    throw TokenizerModelError(model, failure->problem);
+  const auto& file = std::get<FileDescriptor>(opened);
+  const auto too_large = [&] {
+    return TokenizerModelError(model, "larger than " + std::to_string(kMaxTokenizerModelBytes) +
+                                          " bytes, too large for a tokenizer model");
+  };
+  if (file.size_when_opened() > kMaxTokenizerModelBytes) throw too_large();
+  // The bytes read count, not the size when opened: the file may change meanwhile.
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(file.size_when_opened()));
+  char buffer[1 << 16];
+  try {
+    while (const std::size_t got = file.read_some(buffer, sizeof buffer)) {
+      if (bytes.size() + got > kMaxTokenizerModelBytes) throw too_large();
+      bytes.append(buffer, got);
+    }
+  } catch (const DatasetError& e) {
+    throw TokenizerModelError(model, std::string("cannot read the model: ") + e.what());
+  }
+  return bytes;
+}
+
+struct ChatTokenizer::Impl {
+  TokenizerOptions options;
+  bool add_bos = false;
+  sentencepiece::SentencePieceProcessor model;
+  SequenceVocabulary vocabulary;
+  TemplateTokens template_tokens;
+};
+
+namespace {
+
+int required_piece(const sentencepiece::SentencePieceProcessor& model,
+                   const std::filesystem::path& path, const std::string& piece,
+                   std::string_view needed_by) {
+  const int id = model.PieceToId(piece);
+  if (id == model.unk_id())
+    throw TokenizerModelError(path, "no single piece '" + piece + "' (" + std::string(needed_by) +
+                                        "); train the model with it among "
+                                        "--user_defined_symbols");
+  return id;
+}
+
+// Where text cut between two printable ASCII characters x and y encodes, up to the cut, to the
+// pieces the whole text's encoding starts with. sentencepiece (0.1.97) normalizes the text before
+// such a cut as the whole text's start: printable ASCII character by character (case folding at
+// most), the same dummy prefix, no whitespace before the cut to collapse or strip. Then, if no
+// piece can span the cut, unigram's best path to it is the best path of the text before it
+// (Viterbi fixes the best path to a position from the positions before it), and BPE never merges
+// across it (its merges form pieces, in an order set by score and position); and if the piece
+// after the cut is a known one, sentencepiece merges no unknown pieces across it.
+//  - Before a space (y = ' '): no piece may hold whitespace ("▁", or a space where the model keeps
+//    spaces) right after a character that is not whitespace, and "▁" must be a piece. Models
+//    trained without whitespace splitting or with whitespace as a suffix have pieces such as
+//    "of▁the" or "the▁": they get no cut at all, and are encoded whole.
+//  - Between x and y otherwise, for text without spaces: no piece may hold x and y side by side
+//    (in either case), and y must be a piece of its own (in both cases).
+ExactCuts exact_cuts_of(const sentencepiece::SentencePieceProcessor& model) {
+  constexpr std::string_view kLowerBlock = "\xE2\x96\x81";  // U+2581, sentencepiece's space
+  const auto is_piece = [&](const std::string& piece) {
+    const int id = model.PieceToId(piece);
+    return id != model.unk_id() && !model.IsControl(id) && !model.IsUnused(id);
+  };
+  if (!is_piece(std::string(kLowerBlock))) return {};
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  std::bitset<128 * 128> side_by_side;  // ASCII pairs some piece holds, lower-cased
+  for (int id = 0; id < model.GetPieceSize(); ++id) {
+    const std::string_view piece = model.IdToPiece(id);
+    bool after_other = false;
+    for (std::size_t at = 0; at < piece.size();) {
+      const std::size_t whitespace = piece[at] == ' ' ? 1
+                                     : piece.substr(at).starts_with(kLowerBlock)
+                                         ? kLowerBlock.size()
+                                         : 0;
+      if (whitespace > 0 && after_other) return {};
+      after_other = whitespace == 0;
+      at += std::max<std::size_t>(whitespace, 1);
+    }
+    for (std::size_t at = 1; at < piece.size(); ++at) {
+      const auto x = static_cast<unsigned char>(lower(piece[at - 1]));
+      const auto y = static_cast<unsigned char>(lower(piece[at]));
+      if (x < 128 && y < 128) side_by_side[x * 128 + y] = true;
+    }
+  }
+  return ExactCuts([&](char x, char y) {
+    return !side_by_side[static_cast<std::size_t>(lower(x)) * 128 +
+                         static_cast<std::size_t>(lower(y))] &&
+           is_piece(std::string(1, y)) && is_piece(std::string(1, lower(y)));
+  });
+}
+
+std::vector<int> encode_fixed_text(const sentencepiece::SentencePieceProcessor& model,
+                                   const std::filesystem::path& path, std::string_view text) {
+  std::vector<int> ids;
+  const auto status = model.Encode(text, &ids);
+  if (!status.ok())
+    throw TokenizerModelError(path, "cannot encode template text: " + status.ToString());
+  return ids;
+}
+
+// Every i >= 1 with a label: position i - 1 predicts it once the model shifts.
+std::uint32_t count_supervised_targets(const std::vector<std::int32_t>& labels) {
+  if (labels.empty()) return 0;
+  return static_cast<std::uint32_t>(std::count_if(
+      labels.begin() + 1, labels.end(), [](std::int32_t label) { return label != kIgnoreLabel; }));
+}
+
+}  // namespace
+
+ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOptions options) {
+  validate(options);
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  const TokenizerOptions& configured = impl->options;
+  impl->add_bos = configured.add_bos.value_or(configured.chat_template == ChatTemplate::llama2);
+
+  auto& sp = impl->model;
+  if (const auto status = sp.LoadFromSerializedProto(read_tokenizer_model_file(model));
+      !status.ok())
+    throw TokenizerModelError(model, "cannot load the sentencepiece model: " + status.ToString());
+
+  auto& vocabulary = impl->vocabulary;
+  vocabulary.model = &sp;
+  vocabulary.image = required_piece(sp, model, configured.image_piece, "image_piece");
+  vocabulary.vision_start =
+      required_piece(sp, model, configured.vision_start_piece, "vision_start_piece");
+  vocabulary.vision_end =
+      required_piece(sp, model, configured.vision_end_piece, "vision_end_piece");
+  vocabulary.reserved = {vocabulary.image, vocabulary.vision_start, vocabulary.vision_end};
+  vocabulary.cuts = exact_cuts_of(sp);
+
+  auto& tokens = impl->template_tokens;
+  tokens.bos = sp.bos_id();
+  tokens.eos = sp.eos_id();
+  if (impl->add_bos && tokens.bos < 0)
+    throw TokenizerModelError(model, "the model has no BOS token, which add_bos asks for");
+  switch (configured.chat_template) {
+    case ChatTemplate::chatml:
+      tokens.im_start = required_piece(sp, model, "<|im_start|>", "chat_template chatml");
+      tokens.im_end = required_piece(sp, model, "<|im_end|>", "chat_template chatml");
+      vocabulary.reserved.push_back(tokens.im_start);
+      vocabulary.reserved.push_back(tokens.im_end);
+      for (const auto role : {Role::system, Role::user, Role::assistant})
+        tokens.role_headers[static_cast<std::size_t>(role)] =
+            encode_fixed_text(sp, model, std::string(chat_role_name(role)) + "\n");
+      tokens.turn_separator = encode_fixed_text(sp, model, "\n");
+      break;
+    case ChatTemplate::llama2:
+      if (tokens.eos < 0)
+        throw TokenizerModelError(model,
+                                  "the model has no EOS token, which chat_template llama2 needs");
+      break;
+  }
+  impl_ = std::move(impl);
+}
+
+ChatTokenizer::ChatTokenizer(ChatTokenizer&&) noexcept = default;
+ChatTokenizer& ChatTokenizer::operator=(ChatTokenizer&&) noexcept = default;
+ChatTokenizer::~ChatTokenizer() = default;
+
+const TokenizerOptions& ChatTokenizer::options() const {
+  return impl_->options;
+}
+
+std::uint32_t ChatTokenizer::vocab_size() const {
+  return static_cast<std::uint32_t>(impl_->model.GetPieceSize());
+}
+
+TokenizeResult ChatTokenizer::tokenize(
+    const Conversation& conversation,
+    std::span<const std::uint32_t> visual_tokens_per_image) const {
+  const TokenizerOptions& configured = impl_->options;
+  if (conversation.messages.empty())
+    return TokenizeError{TokenizeErrorReason::unsupported_roles,
+                         "the conversation has no messages"};
+  if (conversation.images.size() != visual_tokens_per_image.size())
+    return TokenizeError{TokenizeErrorReason::image_mismatch,
+                         "the conversation has " + std::to_string(conversation.images.size()) +
+                             " images but " + std::to_string(visual_tokens_per_image.size()) +
+                             " visual token counts were given"};
+
+  TokenSequenceBuilder builder(impl_->vocabulary, conversation, visual_tokens_per_image,
+                               configured.max_seq_len);
+  const TemplateSettings settings{impl_->template_tokens, impl_->add_bos,
+                                  configured.default_system_prompt};
+  switch (configured.chat_template) {
+    case ChatTemplate::chatml:
+      render_chatml(conversation, settings, builder);
+      break;
+    case ChatTemplate::llama2:
+      render_llama2(conversation, settings, builder);
+      break;
+  }
+  TokenizeResult result = builder.finish();
+  auto* sample = std::get_if<TokenizedSample>(&result);
+  if (!sample) return result;
+
+  // The builder kept the first max_seq_len tokens and rejected any image not wholly within them,
+  // so a cut only drops text. It stopped encoding there, so the full length is not known.
+  if (sample->truncated && configured.over_length == OverLengthPolicy::reject)
+    return TokenizeError{
+        TokenizeErrorReason::over_length,
+        "more than max_seq_len " + std::to_string(configured.max_seq_len) + " tokens"};
+  sample->supervised_targets = count_supervised_targets(sample->labels);
+  if (sample->supervised_targets == 0 && configured.zero_labels == ZeroLabelPolicy::reject)
+    return TokenizeError{
+        TokenizeErrorReason::no_supervised_tokens,
+        sample->truncated
+            ? "no supervised token is left after truncation to max_seq_len " +
+                  std::to_string(configured.max_seq_len)
+            : std::string("no supervised token: the conversation has no assistant reply")};
+  return result;
+}
+
+}  // namespace odbatch

@@ -1,0 +1,162 @@
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+
+#include "odbatch/config/config_file_error.hpp"
+#include "odbatch/config/pipeline_config.hpp"
+
+using namespace odbatch;
+
+namespace {
+
+constexpr std::string_view kMinimal = R"(
+[source]
+files = ["train.jsonl", "/abs/more-*.jsonl"]
+image_root = "images"
+
+[tokenizer]
+model = "spm.model"
+)";
+
+PipelineConfig parse(const std::string& document) {
+  return PipelineConfig::from_toml(document, "p.toml", "/base");
+}
+
+std::string error_of(const std::string& document) {
+  try {
+    parse(document);
+  } catch (const ConfigFileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal pipeline file takes the defaults and resolves paths against its directory") {
+  const auto c = parse(std::string(kMinimal));
+  CHECK(c.source.files == std::vector<std::string>{"/base/train.jsonl", "/abs/more-*.jsonl"});
+  CHECK(c.source.image_root == "/base/images");
+  CHECK(c.tokenizer.model == "/base/spm.model");
+  CHECK(c.tokenizer.workers == 2);
+  CHECK(c.flow.layout == BatchLayout::padded);
+  CHECK(!c.flow.lookahead.has_value());
+  CHECK(c.batching == BatchingConfig{});
+}
+
+TEST_CASE("every table is read") {
+  const auto c = parse(std::string(kMinimal) + R"(
+[images]
+workers = 3
+max_pixels = 200704
+[batching]
+token_budget = 4096
+window = 512
+[pipeline]
+layout = "packed"
+prefetch = 7
+pad_id = 2
+reader_capacity = 9
+lookahead = 0
+)");
+  CHECK(c.images.workers == 3);
+  CHECK(c.images.geometry.max_pixels == 200704);
+  CHECK(c.batching.token_budget == 4096);
+  CHECK(c.batching.window == 512);
+  CHECK(c.flow.layout == BatchLayout::packed);
+  CHECK(c.flow.prefetch == 7);
+  CHECK(c.flow.pad_id == 2);
+  CHECK(c.flow.reader_capacity == 9);
+  CHECK(c.flow.lookahead == 0u);
+  CHECK(effective_lookahead(c) == 0);
+}
+
+TEST_CASE("the tokenizer takes its length and label policies from the batching table") {
+  const auto c =
+      parse(std::string(kMinimal) + "[batching]\nmax_seq_len = 123\nover_length = \"reject\"\n");
+  const auto options = effective_tokenizer_options(c);
+  CHECK(options.max_seq_len == 123);
+  CHECK(options.over_length == OverLengthPolicy::reject);
+}
+
+TEST_CASE("errors name the file, line and key") {
+  CHECK(error_of(std::string(kMinimal) + "[sources]\nx = 1\n").find("p.toml:8") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[sources]\nx = 1\n").find("unknown table") !=
+        std::string::npos);
+  const auto unknown_key = error_of(std::string(kMinimal) + "[pipeline]\nprefech = 3\n");
+  CHECK(unknown_key.find("pipeline.prefech") != std::string::npos);
+  CHECK(unknown_key.find("unknown key") != std::string::npos);
+  const auto bad_value = error_of(std::string(kMinimal) + "[pipeline]\nlayout = \"ragged\"\n");
+  CHECK(bad_value.find("pipeline.layout") != std::string::npos);
+  CHECK(bad_value.find("padded, packed") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[tokenizer.x]\n").find("tokenizer.x") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[images]\nworkers = 0\n").find("images.workers") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[batching]\nwindow = -1\n").find("batching.window") !=
+        std::string::npos);
+  CHECK(error_of("[tokenizer]\nmodel = \"m\"\n").find("source.files") != std::string::npos);
+  CHECK(error_of("[source\n").find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("the bundled example loads") {
+  const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
+  CHECK(c.source.files.size() == 1);
+  CHECK(c.batching.window == 4096);
+  CHECK(effective_lookahead(c) == 4096);
+}
+
+TEST_CASE("budget mode and layout: every combination, incompatible ones refused naming both keys") {
+  struct Combination {
+    std::string_view budget_mode;             // "" when the file leaves it out
+    std::string_view layout;                  // "" when the file leaves it out
+    std::optional<BatchLayout> layout_taken;  // nullopt: a config error
+  };
+  const Combination table[] = {
+      {"", "", BatchLayout::padded},
+      {"", "padded", BatchLayout::padded},
+      {"", "packed", BatchLayout::packed},
+      {"padded", "", BatchLayout::padded},
+      {"padded", "padded", BatchLayout::padded},
+      // Padded groups have sum of lengths <= rows x longest <= budget: packed rows keep it.
+      {"padded", "packed", BatchLayout::packed},
+      // The layout follows a packed budget unless the file says otherwise...
+      {"packed", "", BatchLayout::packed},
+      {"packed", "packed", BatchLayout::packed},
+      // ...and padding packed groups would take rows x longest tokens, far above the budget.
+      {"packed", "padded", std::nullopt},
+  };
+  for (const auto& c : table) {
+    CAPTURE(c.budget_mode);
+    CAPTURE(c.layout);
+    std::string document(kMinimal);
+    if (!c.budget_mode.empty())
+      document += "[batching]\nbudget_mode = \"" + std::string(c.budget_mode) + "\"\n";
+    if (!c.layout.empty()) document += "[pipeline]\nlayout = \"" + std::string(c.layout) + "\"\n";
+    if (c.layout_taken) {
+      CHECK(error_of(document) == "");
+      if (error_of(document).empty()) CHECK(parse(document).flow.layout == *c.layout_taken);
+    } else {
+      const auto error = error_of(document);
+      CHECK(error.find("pipeline.layout") != std::string::npos);
+      CHECK(error.find("batching.budget_mode") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a configuration built in code is checked the same way") {
+  auto config = parse(std::string(kMinimal));
+  config.batching.budget_mode = BudgetMode::packed;
+  config.flow.layout = BatchLayout::padded;
+  try {
+    validate(config);
+    FAIL("a packed budget with a padded layout was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.field() == "pipeline.layout");
+    CHECK(std::string(e.what()).find("batching.budget_mode") != std::string::npos);
+  }
+  config.flow.layout = BatchLayout::packed;
+  CHECK_NOTHROW(validate(config));
+}

@@ -1,0 +1,102 @@
+// Needs a GPU: without one the test cases are skipped (doctest's --no-skip runs them anyway, and
+// tools/gpu-check.sh does so on a machine with GPUs).
+#include "odbatch/cuda/nccl_bootstrap.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "odbatch/store/prefix_store.hpp"
+#include "store_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+using namespace std::chrono_literals;
+
+using test::kNoGpu;
+using test::require_gpu;
+using test::visible_gpus;
+
+// What each of `world` ranks (threads, one GPU each, round robin) saw: its error or "".
+std::vector<std::string> run_ranks(std::uint32_t world,
+                                   void (*body)(std::uint32_t rank, ncclComm_t, cudaStream_t)) {
+  require_gpu();
+  TcpStoreServer server(test::loopback_server_options());
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        if (cudaSetDevice(static_cast<int>(rank) % visible_gpus()) != cudaSuccess)
+          throw NcclError("cudaSetDevice failed");
+        TcpStoreClient client(test::client_options(server.port()));
+        PrefixStore trainer("trainer/", client);
+        NcclOptions options;
+        options.timeout = 60s;
+        ncclComm_t comm = bootstrap_nccl_communicator(trainer, rank, world, options);
+        cudaStream_t stream = nullptr;
+        cudaStreamCreate(&stream);
+        try {
+          body(rank, comm, stream);
+        } catch (...) {
+          ncclCommAbort(comm);  // a failed handshake may leave work pending on it
+          cudaStreamDestroy(stream);
+          throw;
+        }
+        cudaStreamDestroy(stream);
+        ncclCommDestroy(comm);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  return errors;
+}
+
+// One rank per GPU: NCCL refuses two ranks of one communicator on one device.
+std::uint32_t world_of_gpus() {
+  return static_cast<std::uint32_t>(visible_gpus());
+}
+
+TEST_CASE("ranks bootstrap through the store and pass the handshake when they agree" *
+          doctest::skip(kNoGpu)) {
+  const auto errors =
+      run_ranks(world_of_gpus(), [](std::uint32_t, ncclComm_t comm, cudaStream_t stream) {
+        nccl_epoch_handshake(comm, stream, 0xABCD, 0, false, "start of epoch 0", 60s);
+        nccl_epoch_handshake(comm, stream, 0xABCD, 17, true, "end of epoch 0", 60s);
+      });
+  for (const auto& error : errors) CHECK_MESSAGE(error.empty(), error);
+}
+
+TEST_CASE("a rank with one step more fails the handshake on every rank" *
+          doctest::skip(visible_gpus() < 2)) {
+  REQUIRE_MESSAGE(visible_gpus() >= 2, "needs two GPUs");
+  const auto errors =
+      run_ranks(world_of_gpus(), [](std::uint32_t rank, ncclComm_t comm, cudaStream_t stream) {
+        nccl_epoch_handshake(comm, stream, 1, rank == 1 ? 18 : 17, true, "end of epoch 3", 60s);
+      });
+  for (const auto& error : errors) {
+    CHECK(error.find("end of epoch 3") != std::string::npos);
+    CHECK(error.find("rank 1 ran 18 steps, rank 0 17") != std::string::npos);
+  }
+}
+
+TEST_CASE("a rank whose peers never join fails at the deadline" * doctest::skip(kNoGpu)) {
+  require_gpu();
+  TcpStoreServer server(test::loopback_server_options());
+  TcpStoreClient client(test::client_options(server.port()));
+  NcclOptions options;
+  options.timeout = 2s;
+  CHECK_THROWS_WITH_AS(bootstrap_nccl_communicator(client, 0, 2, options),
+                       doctest::Contains("not done by the deadline"), NcclError);
+  options.unique_id_key = "never/set";  // rank 0 of this group never comes
+  CHECK_THROWS_WITH_AS(bootstrap_nccl_communicator(client, 1, 3, options),
+                       doctest::Contains("cannot exchange NCCL's unique id"), NcclError);
+}
+
+}  // namespace
+}  // namespace odbatch

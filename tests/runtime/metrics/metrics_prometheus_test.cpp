@@ -1,0 +1,167 @@
+// The Prometheus text of a known snapshot, line by line: HELP and TYPE of every family, counters
+// ending in _total, labels escaped, numbers without exponents, a cumulative latency histogram.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "odbatch/metrics/metrics_prometheus.hpp"
+
+using namespace odbatch;
+
+namespace {
+
+StatsSnapshot known_snapshot() {
+  StatsSnapshot s;
+  s.records_read = 12;
+  s.samples_emitted = 9;
+  s.samples_rejected = 3;
+  s.rejected_by_reason = {{"over_length", 2}, {"bad \"json\"\\", 1}};
+  s.batches = 4;
+  s.idle_batches = 1;
+  s.tokens = 300;
+  s.padded_tokens = 400;
+  s.labels = 120;
+  s.seconds_to_first_batch = 0.5;
+  s.trainer_wait_seconds = 1.25;
+  s.wall_seconds = 10.0;
+  s.reader = {12, 0.25, 0.5};
+  s.emitter = {4, 0.125, 2.0};
+  s.reader_in_flight = {3, 320};
+  s.batch_queue = {1, 4};
+  s.round_latency.buckets[3] = 2;   // at most 1 ms
+  s.round_latency.buckets[18] = 1;  // above 60 s
+  s.round_latency.count = 3;
+  s.round_latency.sum_seconds = 70.0015;
+  s.round_latency.max_seconds = 70.0;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the Prometheus text of a known snapshot") {
+  const std::string expected =
+      R"(# HELP odbatch_records_read_total Records the reader has read; each becomes a sample or a rejection.
+# TYPE odbatch_records_read_total counter
+odbatch_records_read_total 12
+# HELP odbatch_samples_emitted_total Samples in the batches emitted.
+# TYPE odbatch_samples_emitted_total counter
+odbatch_samples_emitted_total 9
+# HELP odbatch_samples_rejected_total Samples rejected, by reason.
+# TYPE odbatch_samples_rejected_total counter
+odbatch_samples_rejected_total{reason="bad \"json\"\\"} 1
+odbatch_samples_rejected_total{reason="over_length"} 2
+# HELP odbatch_batches_total Batches emitted, IDLE ones included.
+# TYPE odbatch_batches_total counter
+odbatch_batches_total 4
+# HELP odbatch_idle_batches_total IDLE batches emitted: steps where this rank had nothing to train on.
+# TYPE odbatch_idle_batches_total counter
+odbatch_idle_batches_total 1
+# HELP odbatch_tokens_total Real tokens in the batches emitted.
+# TYPE odbatch_tokens_total counter
+odbatch_tokens_total 300
+# HELP odbatch_padded_tokens_total Token slots of the batches emitted, padding included (packed: the real tokens).
+# TYPE odbatch_padded_tokens_total counter
+odbatch_padded_tokens_total 400
+# HELP odbatch_labels_total Supervised targets in the batches emitted.
+# TYPE odbatch_labels_total counter
+odbatch_labels_total 120
+# HELP odbatch_padding_efficiency Real tokens over token slots so far.
+# TYPE odbatch_padding_efficiency gauge
+odbatch_padding_efficiency 0.75
+# HELP odbatch_trainer_wait_seconds_total Time next_batch() has waited for a batch.
+# TYPE odbatch_trainer_wait_seconds_total counter
+odbatch_trainer_wait_seconds_total 1.25
+# HELP odbatch_seconds_to_first_batch The first epoch's time from start_epoch to its first batch.
+# TYPE odbatch_seconds_to_first_batch gauge
+odbatch_seconds_to_first_batch 0.5
+# HELP odbatch_running_seconds Wall time since the pipeline's first start_epoch.
+# TYPE odbatch_running_seconds gauge
+odbatch_running_seconds 10
+# HELP odbatch_stage_items_total Items each stage has processed.
+# TYPE odbatch_stage_items_total counter
+odbatch_stage_items_total{stage="reader"} 12
+odbatch_stage_items_total{stage="tokenizer"} 0
+odbatch_stage_items_total{stage="image_decoder"} 0
+odbatch_stage_items_total{stage="joiner"} 0
+odbatch_stage_items_total{stage="packer"} 0
+odbatch_stage_items_total{stage="aligner"} 0
+odbatch_stage_items_total{stage="coordinator"} 0
+odbatch_stage_items_total{stage="emitter"} 4
+# HELP odbatch_stage_cpu_seconds_total Thread CPU time each stage has spent on its items.
+# TYPE odbatch_stage_cpu_seconds_total counter
+odbatch_stage_cpu_seconds_total{stage="reader"} 0.25
+odbatch_stage_cpu_seconds_total{stage="tokenizer"} 0
+odbatch_stage_cpu_seconds_total{stage="image_decoder"} 0
+odbatch_stage_cpu_seconds_total{stage="joiner"} 0
+odbatch_stage_cpu_seconds_total{stage="packer"} 0
+odbatch_stage_cpu_seconds_total{stage="aligner"} 0
+odbatch_stage_cpu_seconds_total{stage="coordinator"} 0
+odbatch_stage_cpu_seconds_total{stage="emitter"} 0.125
+# HELP odbatch_stage_blocked_seconds_total Wall time each stage has waited on a full downstream.
+# TYPE odbatch_stage_blocked_seconds_total counter
+odbatch_stage_blocked_seconds_total{stage="reader"} 0.5
+odbatch_stage_blocked_seconds_total{stage="tokenizer"} 0
+odbatch_stage_blocked_seconds_total{stage="image_decoder"} 0
+odbatch_stage_blocked_seconds_total{stage="joiner"} 0
+odbatch_stage_blocked_seconds_total{stage="packer"} 0
+odbatch_stage_blocked_seconds_total{stage="aligner"} 0
+odbatch_stage_blocked_seconds_total{stage="coordinator"} 0
+odbatch_stage_blocked_seconds_total{stage="emitter"} 2
+# HELP odbatch_queue_depth Items in each bounded edge of the pipeline now.
+# TYPE odbatch_queue_depth gauge
+odbatch_queue_depth{queue="reader_in_flight"} 3
+odbatch_queue_depth{queue="batch_queue"} 1
+# HELP odbatch_queue_capacity The most items each bounded edge may hold.
+# TYPE odbatch_queue_capacity gauge
+odbatch_queue_capacity{queue="reader_in_flight"} 320
+odbatch_queue_capacity{queue="batch_queue"} 4
+# HELP odbatch_round_latency_seconds Completed rounds of the coordinator: readiness, proposal exchange and plan.
+# TYPE odbatch_round_latency_seconds histogram
+odbatch_round_latency_seconds_bucket{le="0.0001"} 0
+odbatch_round_latency_seconds_bucket{le="0.00025"} 0
+odbatch_round_latency_seconds_bucket{le="0.0005"} 0
+odbatch_round_latency_seconds_bucket{le="0.001"} 2
+odbatch_round_latency_seconds_bucket{le="0.0025"} 2
+odbatch_round_latency_seconds_bucket{le="0.005"} 2
+odbatch_round_latency_seconds_bucket{le="0.01"} 2
+odbatch_round_latency_seconds_bucket{le="0.025"} 2
+odbatch_round_latency_seconds_bucket{le="0.05"} 2
+odbatch_round_latency_seconds_bucket{le="0.1"} 2
+odbatch_round_latency_seconds_bucket{le="0.25"} 2
+odbatch_round_latency_seconds_bucket{le="0.5"} 2
+odbatch_round_latency_seconds_bucket{le="1"} 2
+odbatch_round_latency_seconds_bucket{le="2.5"} 2
+odbatch_round_latency_seconds_bucket{le="5"} 2
+odbatch_round_latency_seconds_bucket{le="10"} 2
+odbatch_round_latency_seconds_bucket{le="30"} 2
+odbatch_round_latency_seconds_bucket{le="60"} 2
+odbatch_round_latency_seconds_bucket{le="+Inf"} 3
+odbatch_round_latency_seconds_sum 70.0015
+odbatch_round_latency_seconds_count 3
+# HELP odbatch_round_latency_max_seconds The longest completed round.
+# TYPE odbatch_round_latency_max_seconds gauge
+odbatch_round_latency_max_seconds 70
+)";
+  const std::string actual = prometheus_text(known_snapshot());
+  // Line by line first, so that a failure names the first line that differs.
+  std::size_t at = 0;
+  std::size_t line = 1;
+  while (at < expected.size() && at < actual.size()) {
+    const auto expected_end = expected.find('\n', at);
+    const auto actual_end = actual.find('\n', at);
+    const auto expected_line = expected.substr(at, expected_end - at);
+    INFO("line " << line);
+    REQUIRE(actual.substr(at, actual_end - at) == expected_line);
+    at = expected_end + 1;
+    ++line;
+  }
+  CHECK(actual == expected);
+}
+
+TEST_CASE("a snapshot without rejections still declares the rejection counter") {
+  const std::string text = prometheus_text(StatsSnapshot{});
+  CHECK(text.find("# TYPE odbatch_samples_rejected_total counter\n# HELP odbatch_batches_total") !=
+        std::string::npos);
+  CHECK(text.find("odbatch_padding_efficiency 1\n") != std::string::npos);
+  CHECK(text.find("odbatch_round_latency_seconds_bucket{le=\"+Inf\"} 0\n") != std::string::npos);
+}
