@@ -71,7 +71,9 @@ std::shared_ptr<Batch> make_batch(const Options& options, std::uint32_t seed) {
   const std::size_t image_bytes = std::size_t{kImageSide} * kImageSide * 3;
   const std::size_t images = options.image_mib * (std::size_t{1} << 20) / image_bytes;
   for (std::size_t i = 0; i < images; ++i) {
-    ImagePixels image{kImageSide, kImageSide, kImageSide / 14, kImageSide / 14, {}};
+    DecodedImage image;
+    image.grid = {kImageSide / 14, kImageSide / 14, kImageSide * kImageSide / 784};
+    image.width = image.height = kImageSide;
     image.rgb.resize(image_bytes);
     for (auto& byte : image.rgb) byte = static_cast<std::uint8_t>(rng());
     samples[i % samples.size()].images.push_back(std::move(image));

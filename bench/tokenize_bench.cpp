@@ -234,7 +234,7 @@ TemplateRun tokenize_corpus(const ChatTokenizer& tokenizer, const Corpus& corpus
     }
     const auto& tokenized = std::get<TokenizedSample>(result);
     run.tokens += tokenized.input_ids.size();
-    for (const auto& image : tokenized.images) run.image_block_tokens += image.length + 2;
+    for (const auto& image : tokenized.image_spans) run.image_block_tokens += image.length + 2;
     run.supervised_targets += tokenized.supervised_targets;
     run.truncated += tokenized.truncated ? 1 : 0;
   }

@@ -8,7 +8,6 @@ namespace odbatch::actors {
 struct ImageDecoderWorkerState {
   EpochContextPtr context;
   JpegDecoder decoder;
-  DecodedImage scratch;
   WorkerJitter jitter;
 };
 
@@ -39,20 +38,17 @@ caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWork
         done->image = task->image;
         {
           StageTimer timer(epoch.stats().image_decoder);
-          if (auto error =
-                  s.decoder.decode(*task->jpeg, epoch.config().images.geometry, s.scratch)) {
+          // The image that travels to the collator is the one allocation; the decoder's own
+          // buffers (the DCT-scaled decode, the grey resize) are reused from image to image.
+          auto decoded = s.decoder.decode(*task->jpeg, epoch.config().images.geometry);
+          if (!decoded) {
             // Worded as the reader words the header stage's: the record's "file:line" first.
-            done->rejection = Rejection{task->id, std::string(to_string(error->kind)),
+            const auto& error = decoded.error();
+            done->rejection = Rejection{task->id, std::string(to_string(error.kind)),
                                         epoch.resources().index->describe(task->id) + ": image " +
-                                            task->path + ": " + error->message};
+                                            task->path + ": " + error.message};
           } else {
-            auto pixels = std::make_shared<ImagePixels>();
-            pixels->height = s.scratch.height;
-            pixels->width = s.scratch.width;
-            pixels->grid_h = s.scratch.grid.grid_h;
-            pixels->grid_w = s.scratch.grid.grid_w;
-            pixels->rgb = std::move(s.scratch.rgb);
-            done->pixels = std::move(pixels);
+            done->decoded = std::make_shared<DecodedImage>(std::move(decoded).value());
           }
         }
         s.jitter.delay();

@@ -12,8 +12,8 @@ namespace {
 struct PendingSample {
   SampleStartPtr start;  // null until the reader's announcement arrives
   std::uint32_t parts_arrived = 0;
-  std::shared_ptr<SamplePayload> tokens;
-  std::vector<std::shared_ptr<ImagePixels>> images;
+  std::shared_ptr<SamplePayload> sample;  // from the tokenizer
+  std::vector<std::shared_ptr<DecodedImage>> images;
   std::optional<Rejection> rejection;
 
   bool complete() const { return start && parts_arrived == start->parts; }
@@ -46,12 +46,12 @@ JoinedPtr assemble(PendingSample& p) {
     joined->rejection = std::move(p.rejection);
     return joined;
   }
-  auto& sample = *p.tokens;
+  auto& sample = *p.sample;
   sample.source_file = p.start->source_file;
   sample.line = p.start->line;
   sample.images.reserve(p.images.size());
   for (auto& image : p.images) sample.images.push_back(std::move(*image));
-  joined->sample = std::move(p.tokens);
+  joined->sample = std::move(p.sample);
   return joined;
 }
 
@@ -112,7 +112,7 @@ caf::behavior joiner_behavior(caf::stateful_actor<JoinerState>* self, EpochConte
         auto& p = self->state.pending[done->seq];
         ++p.parts_arrived;
         note_rejection(p, done->rejection);
-        if (done->tokens) p.tokens = done->tokens;
+        if (done->sample) p.sample = done->sample;
         release(self);
         prime_if_ready(self);
       },
@@ -120,9 +120,9 @@ caf::behavior joiner_behavior(caf::stateful_actor<JoinerState>* self, EpochConte
         auto& p = self->state.pending[done->seq];
         ++p.parts_arrived;
         note_rejection(p, done->rejection);
-        if (done->pixels) {
+        if (done->decoded) {
           if (p.images.size() <= done->image) p.images.resize(done->image + 1);
-          p.images[done->image] = done->pixels;
+          p.images[done->image] = done->decoded;
         }
         release(self);
         prime_if_ready(self);

@@ -48,14 +48,14 @@ struct ImageTask {
 
 struct TextDone {
   std::uint64_t seq = 0;
-  std::shared_ptr<SamplePayload> tokens;  // input_ids, labels, spans; null when rejected
+  std::shared_ptr<SamplePayload> sample;  // tokenized, its images still to come; null when rejected
   std::optional<Rejection> rejection;
 };
 
 struct ImageDone {
   std::uint64_t seq = 0;
   std::uint32_t image = 0;
-  std::shared_ptr<ImagePixels> pixels;  // null when rejected
+  std::shared_ptr<DecodedImage> decoded;  // null when rejected
   std::optional<Rejection> rejection;
 };
 

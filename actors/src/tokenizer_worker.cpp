@@ -22,15 +22,8 @@ TextDone tokenize(const EpochContext& context, const TextTask& task) {
                                task.where + ": " + error->message};
     return done;
   }
-  auto& sample = std::get<TokenizedSample>(result);
-  auto payload = std::make_shared<SamplePayload>();
-  payload->id = task.id;
-  payload->input_ids = std::move(sample.input_ids);
-  payload->labels = std::move(sample.labels);
-  payload->supervised_targets = sample.supervised_targets;
-  payload->truncated = sample.truncated;
-  for (const auto& span : sample.images) payload->image_spans.push_back({span.offset, span.length});
-  done.tokens = std::move(payload);
+  done.sample =
+      std::make_shared<SamplePayload>(task.id, std::get<TokenizedSample>(std::move(result)));
   return done;
 }
 

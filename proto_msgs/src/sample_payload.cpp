@@ -7,7 +7,7 @@ SampleCost SamplePayload::cost() const {
   c.id = id;
   c.tokens = static_cast<std::uint32_t>(input_ids.size());
   c.labels = supervised_targets;
-  for (const auto& image : images) c.patches += image.grid_h * image.grid_w;
+  for (const auto& image : images) c.patches += image.grid.patches();
   return c;
 }
 

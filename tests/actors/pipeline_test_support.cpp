@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "odbatch/core/stable_hash.hpp"
-#include "odbatch/text/tokenized_sample.hpp"
+#include "odbatch/text/tokenize_result.hpp"
 
 namespace odbatch::test {
 namespace {

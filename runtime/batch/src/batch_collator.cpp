@@ -5,8 +5,6 @@
 namespace odbatch {
 namespace {
 
-constexpr std::int32_t kIgnoredLabel = -100;
-
 void collate_images(std::span<const SamplePayload* const> samples,
                     std::vector<std::uint8_t>& pixels, std::vector<std::int32_t>& grids) {
   pixels.clear();
@@ -14,8 +12,8 @@ void collate_images(std::span<const SamplePayload* const> samples,
   for (const auto* s : samples)
     for (const auto& image : s->images) {
       pixels.insert(pixels.end(), image.rgb.begin(), image.rgb.end());
-      grids.insert(grids.end(), {1, static_cast<std::int32_t>(image.grid_h),
-                                 static_cast<std::int32_t>(image.grid_w)});
+      grids.insert(grids.end(), {1, static_cast<std::int32_t>(image.grid.grid_h),
+                                 static_cast<std::int32_t>(image.grid.grid_w)});
     }
 }
 
@@ -39,7 +37,7 @@ void BatchCollator::collate(std::span<const SamplePayload* const> samples, StepI
     for (const auto* s : samples) longest = std::max(longest, s->input_ids.size());
     out.seq_len_ = static_cast<std::uint32_t>(longest);
     out.input_ids_.assign(samples.size() * longest, options_.pad_id);
-    out.labels_.assign(samples.size() * longest, kIgnoredLabel);
+    out.labels_.assign(samples.size() * longest, kIgnoreLabel);
     out.attention_mask_.assign(samples.size() * longest, 0);
     for (std::size_t row = 0; row < samples.size(); ++row) {
       const auto& s = *samples[row];
@@ -56,7 +54,7 @@ void BatchCollator::collate(std::span<const SamplePayload* const> samples, StepI
       out.labels_.insert(out.labels_.end(), s->labels.begin(), s->labels.end());
       // A row's first label is never a target within its row; masking it keeps the previous
       // row's last token from predicting across the boundary when the stream is shifted whole.
-      if (out.labels_.size() > start) out.labels_[start] = kIgnoredLabel;
+      if (out.labels_.size() > start) out.labels_[start] = kIgnoreLabel;
       for (std::size_t p = 0; p < s->input_ids.size(); ++p)
         out.position_ids_.push_back(static_cast<std::int32_t>(p));
       out.cu_seqlens_.push_back(static_cast<std::int32_t>(out.input_ids_.size()));
@@ -74,7 +72,7 @@ void BatchCollator::collate_idle(StepInfo info, Batch& out) const {
   out.rows_ = 1;
   out.seq_len_ = 2;
   out.input_ids_.assign({token, token});
-  out.labels_.assign({kIgnoredLabel, token});
+  out.labels_.assign({kIgnoreLabel, token});
   out.attention_mask_.clear();
   out.cu_seqlens_.clear();
   out.position_ids_.clear();

@@ -53,7 +53,7 @@ TokenSequenceBuilder::TokenSequenceBuilder(const SequenceVocabulary& vocabulary,
   const auto expected = expected_tokens(conversation, visual_tokens_per_image, max_seq_len);
   sample_.input_ids.reserve(expected);
   sample_.labels.reserve(expected);
-  sample_.images.reserve(visual_tokens_per_image.size());
+  sample_.image_spans.reserve(visual_tokens_per_image.size());
 }
 
 void TokenSequenceBuilder::text(std::string_view text, bool supervised) {
@@ -205,7 +205,7 @@ void TokenSequenceBuilder::image() {
   sample_.input_ids.insert(sample_.input_ids.end(), visual_tokens, vocabulary_.image);
   sample_.labels.insert(sample_.labels.end(), visual_tokens, kIgnoreLabel);
   push(vocabulary_.vision_end, false);
-  sample_.images.push_back({offset, visual_tokens});
+  sample_.image_spans.push_back({offset, visual_tokens});
   ++next_image_;
 }
 

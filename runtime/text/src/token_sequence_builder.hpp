@@ -11,7 +11,7 @@
 
 #include "exact_cuts.hpp"
 #include "odbatch/source/conversation.hpp"
-#include "odbatch/text/tokenized_sample.hpp"
+#include "odbatch/text/tokenize_result.hpp"
 
 namespace sentencepiece {
 class SentencePieceProcessor;

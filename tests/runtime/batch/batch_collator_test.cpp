@@ -16,6 +16,16 @@ SamplePayload sample(SampleId id, std::vector<std::int32_t> ids, std::vector<std
   return s;
 }
 
+// An image of 14-pixel patches, every byte `value`.
+DecodedImage image(std::uint32_t grid_h, std::uint32_t grid_w, std::uint8_t value) {
+  DecodedImage decoded;
+  decoded.grid = {grid_h, grid_w, grid_h * grid_w / 4};
+  decoded.height = grid_h * 14;
+  decoded.width = grid_w * 14;
+  decoded.rgb.assign(std::size_t{decoded.height} * decoded.width * 3, value);
+  return decoded;
+}
+
 }  // namespace
 
 TEST_CASE("padded collation pads rows to the longest with pad_id, -100 and a zero mask") {
@@ -60,9 +70,9 @@ TEST_CASE("packed collation concatenates rows with cu_seqlens, positions and mas
 
 TEST_CASE("images are concatenated with their (1, h, w) grids") {
   auto a = sample(1, {5, 6}, {5, 6});
-  a.images.push_back({28, 28, 2, 2, std::vector<std::uint8_t>(28 * 28 * 3, 4)});
+  a.images.push_back(image(2, 2, 4));
   auto b = sample(2, {7}, {7});
-  b.images.push_back({56, 28, 4, 2, std::vector<std::uint8_t>(56 * 28 * 3, 9)});
+  b.images.push_back(image(4, 2, 9));
   const std::vector<const SamplePayload*> rows{&a, &b};
   Batch batch;
   BatchCollator({BatchLayout::padded, 0, 0}).collate(rows, {}, batch);

@@ -56,7 +56,9 @@ std::shared_ptr<Batch> make_batch(const BatchShape& shape, std::uint32_t seed) {
     }
     if (row < shape.images) {
       const std::uint32_t grid = shape.image_side / 14;
-      ImagePixels image{shape.image_side, shape.image_side, grid, grid, {}};
+      DecodedImage image;
+      image.grid = {grid, grid, grid * grid / 4};
+      image.width = image.height = shape.image_side;
       image.rgb.resize(std::size_t{shape.image_side} * shape.image_side * 3);
       for (auto& byte : image.rgb) byte = static_cast<std::uint8_t>(rng());
       sample.images.push_back(std::move(image));

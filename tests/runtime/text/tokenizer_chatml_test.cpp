@@ -62,10 +62,10 @@ TEST_CASE("chatml wraps each image's visual tokens and reports where they are") 
   const std::uint32_t visual_tokens[] = {3, 7};
   const auto sample = sample_of(tokenizer.tokenize(conversation, visual_tokens));
 
-  REQUIRE(sample.images.size() == 2);
+  REQUIRE(sample.image_spans.size() == 2);
   const int image = processor->PieceToId("<|image_pad|>");
   for (std::size_t i = 0; i < 2; ++i) {
-    const auto [offset, length] = sample.images[i];
+    const auto [offset, length] = sample.image_spans[i];
     CHECK(length == visual_tokens[i]);
     CHECK(sample.input_ids[offset - 1] == processor->PieceToId("<|vision_start|>"));
     CHECK(sample.input_ids[offset + length] == processor->PieceToId("<|vision_end|>"));
@@ -74,7 +74,7 @@ TEST_CASE("chatml wraps each image's visual tokens and reports where they are") 
       CHECK(sample.labels[offset + k] == kIgnoreLabel);
     }
   }
-  CHECK(sample.images[0].offset + 3 + 1 < sample.images[1].offset);
+  CHECK(sample.image_spans[0].offset + 3 + 1 < sample.image_spans[1].offset);
   std::size_t image_tokens = 0;
   for (const auto id : sample.input_ids) image_tokens += id == image ? 1 : 0;
   CHECK(image_tokens == 10);

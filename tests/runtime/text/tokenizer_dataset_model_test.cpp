@@ -29,8 +29,8 @@ TEST_CASE("the dataset's tokenizer model serves both templates") {
     const auto sample = sample_of(tokenizer.tokenize(kConversation, kVisualTokens));
     CHECK(sample.labels.size() == sample.input_ids.size());
     CHECK(sample.supervised_targets > 0);
-    REQUIRE(sample.images.size() == 1);
-    CHECK(sample.images[0].length == 16);
+    REQUIRE(sample.image_spans.size() == 1);
+    CHECK(sample.image_spans[0].length == 16);
     CHECK_FALSE(sample.truncated);
   }
 }

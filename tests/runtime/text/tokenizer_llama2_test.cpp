@@ -71,8 +71,8 @@ TEST_CASE("llama2 puts images inside the prompt and the default system prompt in
         "<s> [INST] <<SYS>>\nDescribe images.\n<</SYS>>\n\n"
         "<|vision_start|><|image_pad|><|image_pad|><|vision_end|> What is this? [/INST] A gnu. "
         "</s>");
-  REQUIRE(sample.images.size() == 1);
-  CHECK(sample.images[0].length == 2);
+  REQUIRE(sample.image_spans.size() == 1);
+  CHECK(sample.image_spans[0].length == 2);
 }
 
 TEST_CASE("llama2 leaves out <s> when add_bos is off and keeps a last question unanswered") {

@@ -58,7 +58,7 @@ TEST_CASE("truncate keeps the first max_seq_len tokens and counts the targets le
   CHECK(sample.labels ==
         std::vector<std::int32_t>(full.labels.begin(), full.labels.begin() + max_seq_len));
   CHECK(sample.supervised_targets == 5);
-  CHECK(sample.images == full.images);
+  CHECK(sample.image_spans == full.image_spans);
 }
 
 TEST_CASE("reject refuses a sample over max_seq_len") {
@@ -85,8 +85,8 @@ TEST_CASE("a truncation that leaves no supervised token rejects the sample unles
 
 TEST_CASE("a truncation never cuts through or drops an image") {
   const auto full = full_sample();
-  REQUIRE(full.images.size() == 1);
-  const auto [offset, length] = full.images[0];
+  REQUIRE(full.image_spans.size() == 1);
+  const auto [offset, length] = full.image_spans[0];
   // Inside the block (its vision end token included), and before the block's start.
   for (const std::uint32_t max_seq_len : {offset + 2, offset + length, offset - 1, offset - 3}) {
     CAPTURE(max_seq_len);
@@ -99,7 +99,7 @@ TEST_CASE("a truncation never cuts through or drops an image") {
   REQUIRE(after_image > offset + length + 1);
   const auto sample = sample_of(tokenize_within(after_image, OverLengthPolicy::truncate));
   CHECK(sample.truncated);
-  CHECK(sample.images == full.images);
+  CHECK(sample.image_spans == full.image_spans);
 }
 
 }  // namespace odbatch::test

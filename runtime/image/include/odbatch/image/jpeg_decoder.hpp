@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "odbatch/image/bicubic_resampler.hpp"
-#include "odbatch/image/decoded_image.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
 #include "odbatch/image/image_error.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 

@@ -6,6 +6,7 @@
 
 #include "odbatch/core/config.hpp"
 #include "odbatch/image/image_error.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
 
 namespace odbatch {
 
@@ -28,16 +29,6 @@ void validate(const VisionGeometryConfig& config);
 
 // Images wider or taller than this many times their other side are refused, as in Qwen2-VL.
 inline constexpr std::uint32_t kMaxAspectRatio = 200;
-
-struct ImageGrid {
-  std::uint32_t grid_h = 0;  // patch rows: resized height / patch_size
-  std::uint32_t grid_w = 0;  // patch columns: resized width / patch_size
-  std::uint32_t tokens = 0;  // grid_h * grid_w / merge_size^2
-
-  std::uint32_t patches() const { return grid_h * grid_w; }
-
-  friend bool operator==(const ImageGrid&, const ImageGrid&) = default;
-};
 
 struct ResizeTarget {
   std::uint32_t height = 0;  // a multiple of factor()

@@ -11,7 +11,7 @@
 #include "odbatch/core/config.hpp"
 #include "odbatch/source/conversation.hpp"
 #include "odbatch/text/chat_template.hpp"
-#include "odbatch/text/tokenized_sample.hpp"
+#include "odbatch/text/tokenize_result.hpp"
 
 namespace odbatch {
 

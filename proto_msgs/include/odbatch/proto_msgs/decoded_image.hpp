@@ -1,11 +1,21 @@
 #pragma once
-// An image decoded and resized to its visual-token geometry, ready to be cut into patches.
+// An image decoded and resized to its visual-token geometry, ready to be cut into patches. The
+// decoder produces it; it travels inside SamplePayload to the collator without being copied.
 #include <cstdint>
 #include <vector>
 
-#include "odbatch/image/vision_geometry.hpp"
-
 namespace odbatch {
+
+// The patch grid an image is resized to (smart_resize in odbatch/image/vision_geometry.hpp).
+struct ImageGrid {
+  std::uint32_t grid_h = 0;  // patch rows: resized height / patch_size
+  std::uint32_t grid_w = 0;  // patch columns: resized width / patch_size
+  std::uint32_t tokens = 0;  // grid_h * grid_w / merge_size^2
+
+  std::uint32_t patches() const { return grid_h * grid_w; }
+
+  friend bool operator==(const ImageGrid&, const ImageGrid&) = default;
+};
 
 // The libjpeg-turbo DCT scaling factor an image was decoded at: num/den of its source size.
 struct DctScale {

@@ -1,4 +1,4 @@
-#include "odbatch/text/tokenized_sample.hpp"
+#include "odbatch/text/tokenize_result.hpp"
 
 namespace odbatch {
 

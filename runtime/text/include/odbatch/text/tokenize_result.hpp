@@ -1,0 +1,34 @@
+#pragma once
+// What tokenizing a conversation yields: a TokenizedSample, or the reason the conversation cannot
+// become a sample.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "odbatch/proto_msgs/tokenized_sample.hpp"
+
+namespace odbatch {
+
+enum class TokenizeErrorReason : std::uint8_t {
+  over_length,            // over max_seq_len under reject, or an image not wholly within it
+  no_supervised_tokens,   // no target left for the loss under zero_labels = reject
+  image_mismatch,         // placeholders, images and visual token counts disagree, or an image
+                          // has no visual token
+  unsupported_roles,      // no messages, or a role order the template cannot express
+  special_piece_in_text,  // message text that encodes to a piece the template emits by id
+};
+
+std::string_view to_string(TokenizeErrorReason reason);
+
+struct TokenizeError {
+  TokenizeErrorReason reason = TokenizeErrorReason::over_length;
+  std::string message;  // names the message (index and role) or image concerned
+
+  friend bool operator==(const TokenizeError&, const TokenizeError&) = default;
+};
+
+using TokenizeResult = std::variant<TokenizedSample, TokenizeError>;
+
+}  // namespace odbatch
