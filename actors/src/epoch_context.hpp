@@ -17,6 +17,7 @@
 #include "odbatch/batch/bounded_queue.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
+#include "odbatch/core/resume_plan.hpp"
 #include "odbatch/dist/collective.hpp"
 #include "odbatch/dist/flight_recorder.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
@@ -50,30 +51,6 @@ struct Wiring {
   std::vector<caf::actor> tokenizers, image_decoders;
 
   std::vector<caf::actor> all() const;
-};
-
-// Where an epoch starts. A fresh epoch: round 0, step 0, its whole shard. A resumed one: its
-// sequence begins with `restored_ages.size()` samples that go back into the window of `round`
-// with these ages (the round is then replayed, its steps before `steps_taken` not emitted), then
-// the rest of the rank's base sequence from `cursor`; onto another world size nothing is
-// restored and rounds start afresh at `round` with empty windows. The base sequence is the
-// rank's epoch shard or, after a resume onto another world size, what `origin` re-sharded.
-struct EpochStart {
-  std::uint64_t round = 0;
-  std::uint64_t round_first_step = 0;
-  std::uint64_t steps_taken = 0;
-  GlobalProgress before_round;
-  GlobalProgress progress;  // at steps_taken
-  std::vector<std::uint32_t> restored_ages;
-  // Positions of the base sequence the unrestored part starts at: cursors of later checkpoints
-  // count from the base sequence's start.
-  std::uint64_t cursor = 0;
-  std::uint64_t base_size = 0;
-  std::shared_ptr<const Checkpoint> origin;
-  // What state() returns while the trainer has taken no batch since the resume (the replayed
-  // round may not even be planned yet): the rank's part of the checkpoint resumed from, or, onto
-  // another world size, the start of its re-sharded sequence.
-  std::optional<Checkpoint> resumed_part;
 };
 
 // A round as a checkpoint needs it: the rank's window at the round's start and, once planned,

@@ -8,6 +8,7 @@
 #include "joiner.hpp"
 #include "odbatch/config/checkpoint_settings.hpp"
 #include "odbatch/core/departure.hpp"
+#include "odbatch/core/resume_plan.hpp"
 #include "odbatch/metrics/metrics_json.hpp"
 #include "odbatch/metrics/metrics_prometheus.hpp"
 #include "odbatch/metrics/metrics_server.hpp"
@@ -44,11 +45,10 @@ struct Pipeline::Impl {
   std::optional<std::string> departed;  // where this rank left the run
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
-  // A rank's base sequence: its epoch shard or, in an epoch resumed onto another world size,
-  // its part of what `origin`'s ranks had not emitted.
-  ShardSequence rank_sequence(std::uint64_t number, const Checkpoint* origin, std::uint32_t rank,
-                              std::uint32_t world) const;
-  void spawn_epoch(std::uint64_t number, ShardSequence shard, actors::EpochStart start);
+  EpochShardSizes shard_sizes(std::uint64_t number) const;
+  // The records `start.sequence` names, in order.
+  ShardSequence read_sequence(std::uint64_t number, const EpochStart& start) const;
+  void spawn_epoch(std::uint64_t number, EpochStart start);
   // The part of a checkpoint that restarts epoch `number` from its beginning.
   Checkpoint epoch_beginning(std::uint64_t number) const;
   void end_current_epoch();
@@ -107,40 +107,32 @@ EpochShard Pipeline::Impl::epoch_shard(std::uint64_t number, std::uint32_t rank,
                               config.source.split, rank, world});
 }
 
-ShardSequence Pipeline::Impl::rank_sequence(std::uint64_t number, const Checkpoint* origin,
-                                            std::uint32_t rank, std::uint32_t world) const {
-  if (!origin) return ShardSequence(epoch_shard(number, rank, world));
+EpochShardSizes Pipeline::Impl::shard_sizes(std::uint64_t number) const {
+  return [this, number](std::uint32_t rank, std::uint32_t world) {
+    return epoch_shard(number, rank, world).size();
+  };
+}
+
+ShardSequence Pipeline::Impl::read_sequence(std::uint64_t number, const EpochStart& start) const {
   ShardSequence sequence;
-  for (const auto& slice : reshard_pending(*origin, world, rank)) {
-    const auto& old = origin->ranks[slice.old_rank];
-    std::vector<SampleId> untaken;
-    for (const auto& sample : old.window)
-      if (!sample.taken) untaken.push_back(sample.id);
-    const std::uint64_t in_window = untaken.size();
-    if (slice.begin < in_window)
-      sequence.append_ids(std::vector<SampleId>(
-          untaken.begin() + static_cast<std::ptrdiff_t>(slice.begin),
-          untaken.begin() + static_cast<std::ptrdiff_t>(std::min(slice.end, in_window))));
-    if (slice.end > in_window) {
-      const auto base = rank_sequence(number, origin->origin.get(), old.rank, origin->world_size);
-      if (base.size() != old.shard_size)
-        throw CheckpointError("cannot resume: rank " + std::to_string(old.rank) + " of " +
-                              std::to_string(origin->world_size) + " read " +
-                              std::to_string(old.shard_size) + " records, now " +
-                              std::to_string(base.size()));
-      sequence.append_range(base, old.cursor + std::max(slice.begin, in_window) - in_window,
-                            old.cursor + slice.end - in_window);
+  for (const auto& piece : start.sequence) {
+    if (const auto* ids = std::get_if<std::vector<SampleId>>(&piece)) {
+      sequence.append_ids(*ids);
+    } else {
+      const auto& range = std::get<EpochShardRange>(piece);
+      sequence.append_range(epoch_shard(number, range.rank, range.world_size), range.begin,
+                            range.end);
     }
   }
   return sequence;
 }
 
-void Pipeline::Impl::spawn_epoch(std::uint64_t number, ShardSequence shard,
-                                 actors::EpochStart start) {
+void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   queue = std::make_shared<BatchQueue>(resources->config.flow.prefetch);
   stats->batch_queue.capacity.store(queue->capacity(), std::memory_order_relaxed);
   const auto steps_taken = start.steps_taken;
   progress_taken = start.progress;
+  auto shard = read_sequence(number, start);
   epoch = std::make_shared<EpochContext>(resources, number, std::move(shard), std::move(start),
                                          queue, *stats, ledger.get(), *collective, recorder.get(),
                                          abort_hook.get());
@@ -233,10 +225,8 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
   }
   impl_->end_current_epoch();
   impl_->stats->mark_started();
-  auto shard = ShardSequence(impl_->epoch_shard(epoch, impl_->dist.rank, impl_->dist.world_size));
-  actors::EpochStart start;
-  start.base_size = shard.size();
-  impl_->spawn_epoch(epoch, std::move(shard), std::move(start));
+  impl_->spawn_epoch(epoch, fresh_epoch_start(impl_->dist.rank, impl_->dist.world_size,
+                                              impl_->shard_sizes(epoch)));
 }
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
@@ -378,71 +368,10 @@ std::unique_ptr<Pipeline> Pipeline::resume(PipelineConfig config, DistEnv dist,
       for (const auto& mismatch : mismatches) message += "\n  " + mismatch;
       throw CheckpointError(message);
     }
-    if (checkpoint.ranks.size() != checkpoint.world_size)
-      throw CheckpointError("cannot resume: the checkpoint holds " +
-                            std::to_string(checkpoint.ranks.size()) + " of its " +
-                            std::to_string(checkpoint.world_size) +
-                            " ranks' parts (join every rank's state() first)");
-    for (std::uint32_t r = 0; r < checkpoint.world_size; ++r)
-      if (checkpoint.ranks[r].rank != r)
-        throw CheckpointError("cannot resume: the checkpoint's parts are not in rank order");
-    const auto number = checkpoint.epoch;
-    if (checkpoint.steps_taken == 0) {
-      pipeline->start_epoch(number);
-      return pipeline;
-    }
-    const auto rank = impl.dist.rank, world = impl.dist.world_size;
-    ShardSequence sequence;
-    actors::EpochStart start;
-    start.steps_taken = checkpoint.steps_taken;
-    start.progress = checkpoint.progress;
-    Checkpoint part = checkpoint;
-    part.world_size = world;
-    part.ranks.clear();
-    if (checkpoint.world_size == world) {
-      // The same ranks: replay the round that planned the last step taken, from its window.
-      const auto& mine = checkpoint.ranks[rank];
-      const auto base = impl.rank_sequence(number, checkpoint.origin.get(), rank, world);
-      if (mine.shard_size != base.size())
-        throw CheckpointError("cannot resume: rank " + std::to_string(rank) + " reads " +
-                              std::to_string(base.size()) + " records, the checkpoint's " +
-                              std::to_string(mine.shard_size));
-      std::vector<SampleId> window;
-      for (const auto& sample : mine.window) {
-        window.push_back(sample.id);
-        start.restored_ages.push_back(sample.age);
-      }
-      sequence.append_ids(std::move(window));
-      sequence.append_range(base, mine.cursor, base.size());
-      start.round = mine.round;
-      start.round_first_step = mine.round_first_step;
-      start.before_round = mine.before_round;
-      start.cursor = mine.cursor;
-      start.base_size = base.size();
-      start.origin = checkpoint.origin;
-      part.ranks.push_back(mine);
-    } else {
-      // Other ranks: what no old rank emitted, re-sharded; rounds start afresh after the old ones.
-      auto origin = std::make_shared<const Checkpoint>(checkpoint);
-      sequence = impl.rank_sequence(number, origin.get(), rank, world);
-      start.round = checkpoint.ranks.front().round + 1;
-      start.round_first_step = checkpoint.steps_taken;
-      start.before_round = checkpoint.progress;
-      start.base_size = sequence.size();
-      start.origin = origin;
-      // Resumed on these ranks, this part restarts the same re-sharded sequence from its start.
-      RankCheckpoint mine;
-      mine.rank = rank;
-      mine.round = start.round;
-      mine.round_first_step = start.round_first_step;
-      mine.shard_size = start.base_size;
-      mine.before_round = start.before_round;
-      part.ranks.push_back(std::move(mine));
-      part.origin = std::move(origin);
-    }
-    start.resumed_part = std::move(part);
+    auto start = plan_resume(checkpoint, impl.dist.rank, impl.dist.world_size,
+                             impl.shard_sizes(checkpoint.epoch));
     impl.stats->mark_started();
-    impl.spawn_epoch(number, std::move(sequence), std::move(start));
+    impl.spawn_epoch(checkpoint.epoch, std::move(start));
   } catch (const std::exception& e) {
     // The other ranks may have resumed: they must not wait in a round for this one.
     impl.collective->abort("rank " + std::to_string(impl.dist.rank) + ": " + e.what());
