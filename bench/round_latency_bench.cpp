@@ -127,13 +127,6 @@ std::vector<std::unique_ptr<T>> build_all(std::uint32_t world, Make make) {
   return members;
 }
 
-ProcessGroupOptions loopback_options() {
-  ProcessGroupOptions options;
-  options.run_id = "bench";
-  options.gloo_hostname = "127.0.0.1";
-  return options;
-}
-
 DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
   DistEnv env;
   env.rank = rank;
@@ -141,6 +134,8 @@ DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
   env.local_rank = rank;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
+  env.run_id = "bench";
+  env.gloo_hostname = "127.0.0.1";
   return env;
 }
 
@@ -154,7 +149,7 @@ Report measure(std::uint32_t world, int rounds) {
   // The process collective: store on rank 0, Gloo pairs, a coordinator per rank.
   const std::uint16_t port = free_tcp_port("127.0.0.1");
   auto groups = build_all<ProcessGroupCollective>(world, [&](std::uint32_t r) {
-    return std::make_unique<ProcessGroupCollective>(rank_env(r, world, port), loopback_options());
+    return std::make_unique<ProcessGroupCollective>(rank_env(r, world, port), DistributedConfig{});
   });
   std::vector<std::unique_ptr<RoundCoordinator>> process_coordinators;
   for (auto& g : groups)

@@ -9,6 +9,7 @@
 #include "odbatch/config/checkpoint_settings.hpp"
 #include "odbatch/core/departure.hpp"
 #include "odbatch/core/resume_plan.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/metrics/metrics_json.hpp"
 #include "odbatch/metrics/metrics_prometheus.hpp"
 #include "odbatch/metrics/metrics_server.hpp"
@@ -35,6 +36,7 @@ struct Pipeline::Impl {
   std::unique_ptr<actors::AbortHook> abort_hook;
   std::unique_ptr<MetricsServer> metrics;  // none when configured off
 
+  CollectiveFactory collective_factory;
   std::unique_ptr<Collective> make_collective();
   void start_metrics();
   std::shared_ptr<BatchQueue> queue;
@@ -162,7 +164,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
 }
 
 std::unique_ptr<Collective> Pipeline::Impl::make_collective() {
-  auto made = dist.make_collective(resources->config.distributed);
+  auto made = collective_factory(dist, resources->config.distributed);
   if (abort_hook)
     made->set_abort_listener(
         [hook = abort_hook.get()](const std::string& reason) { (*hook)(reason); });
@@ -192,6 +194,7 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
   impl_->resources = load_resources(std::move(config), dist);
   impl_->dist = std::move(dist);
   if (options.on_abort) impl_->abort_hook = std::make_unique<actors::AbortHook>(options.on_abort);
+  impl_->collective_factory = options.collective ? options.collective : make_round_collective;
   impl_->collective = impl_->make_collective();
   if (options.ledger) impl_->ledger = std::make_unique<LedgerWriter>(*options.ledger);
   if (const auto rounds = impl_->resources->config.distributed.flight_recorder_rounds; rounds > 0)

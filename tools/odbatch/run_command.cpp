@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/config/checkpoint_file.hpp"
 #include "odbatch/config/config_file_error.hpp"
+#include "odbatch/dist/fault_injecting_collective.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 
 namespace odbatch::cli {
@@ -172,6 +174,21 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
   return false;
 }
 
+// The round collective with the fault ODBATCH_FAULT names for this rank, if any (`odbatch stress`
+// sets it; docs/distributed.md); empty, the pipeline's own. Throws std::invalid_argument naming
+// the variable when it is malformed.
+CollectiveFactory collective_with_fault_from_env(const DistEnv& dist) {
+  const char* specs = std::getenv("ODBATCH_FAULT");
+  if (!specs) return nullptr;
+  try {
+    if (const auto fault = fault_for_rank(specs, dist.rank))
+      return round_collective_with_fault(*fault);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("ODBATCH_FAULT: ") + e.what());
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int run_pipeline_command(const RunOptions& options) {
@@ -182,6 +199,7 @@ int run_pipeline_command(const RunOptions& options) {
   try {
     const DistEnv dist = DistEnv::from_env();
     PipelineOptions pipeline_options;
+    pipeline_options.collective = collective_with_fault_from_env(dist);
     if (options.ledger) pipeline_options.ledger = rank_path(*options.ledger, dist, "--ledger");
     if (options.json) json_path = rank_path(*options.json, dist, "--json");
     if (options.stats_json) stats_json_path = rank_path(*options.stats_json, dist, "--stats-json");

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "odbatch/dist/fault_injecting_collective.hpp"
-#include "odbatch/dist/process_group_collective.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
+#include "odbatch/store/store_token.hpp"
 
 namespace odbatch {
 namespace {
@@ -21,6 +21,11 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t
     throw std::invalid_argument(std::string(name) + "=" + value + ": expected a number up to " +
                                 std::to_string(max));
   return n;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::string(value) : fallback;
 }
 
 }  // namespace
@@ -51,22 +56,19 @@ DistEnv DistEnv::from_env() {
   if (env.rank >= env.world_size)
     throw std::invalid_argument("RANK=" + std::to_string(env.rank) +
                                 " is not below WORLD_SIZE=" + std::to_string(env.world_size));
-  if (const char* addr = std::getenv("MASTER_ADDR")) env.master_addr = addr;
+  env.master_addr = env_or("MASTER_ADDR", "");
   env.master_port = static_cast<std::uint16_t>(
       env_number("MASTER_PORT", 0, std::numeric_limits<std::uint16_t>::max()));
+  env.run_id = env_or("ODBATCH_RUN_ID", env_or("TORCHELASTIC_RUN_ID", "default"));
+  // An elastic restart keeps the run id: its restart count keeps it clear of the failed
+  // incarnation's keys.
+  if (const auto restart = env_or("TORCHELASTIC_RESTART_COUNT", ""); !restart.empty())
+    env.run_id += "-restart" + restart;
+  env.store_address = env_or("ODBATCH_STORE_ADDR", "");
+  env.store_token = store_token_from_env();
+  env.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
   if (env.world_size == 1) env.inproc_group = InprocGroup::create(1);
   return env;
-}
-
-std::unique_ptr<Collective> DistEnv::make_collective(const DistributedConfig& timing) const {
-  if (inproc_group) return inproc_group->member(rank);
-  const auto fault = fault_from_env(rank);
-  auto group =
-      std::make_unique<ProcessGroupCollective>(*this, ProcessGroupOptions::from_env(timing));
-  if (!fault) return group;
-  ProcessGroupCollective* const store_host = group.get();
-  return std::make_unique<FaultInjectingCollective>(
-      std::move(group), *fault, [store_host] { store_host->stop_hosted_store(); });
 }
 
 }  // namespace odbatch

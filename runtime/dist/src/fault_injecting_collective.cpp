@@ -7,11 +7,11 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "odbatch/dist/process_group_collective.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
 
 namespace odbatch {
@@ -52,33 +52,31 @@ void stop_for(std::chrono::milliseconds duration) {
 
 }  // namespace
 
-std::optional<FaultSpec> fault_for_rank(std::string_view env_value, std::uint32_t rank) {
+std::optional<FaultSpec> fault_for_rank(std::string_view specs, std::uint32_t rank) {
   std::optional<FaultSpec> mine;
-  while (!env_value.empty()) {
-    const auto semicolon = env_value.find(';');
-    const std::string_view text = env_value.substr(0, semicolon);
-    env_value =
-        semicolon == std::string_view::npos ? std::string_view{} : env_value.substr(semicolon + 1);
+  while (!specs.empty()) {
+    const auto semicolon = specs.find(';');
+    const std::string_view text = specs.substr(0, semicolon);
+    specs = semicolon == std::string_view::npos ? std::string_view{} : specs.substr(semicolon + 1);
     if (text.empty()) continue;
-    FaultSpec spec;
-    try {
-      spec = parse_fault_spec(text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(std::string("ODBATCH_FAULT: ") + e.what());
-    }
+    const FaultSpec spec = parse_fault_spec(text);
     if (spec.rank != rank) continue;
-    if (mine)
-      throw std::invalid_argument("ODBATCH_FAULT: more than one fault for rank " +
-                                  std::to_string(rank));
+    if (mine) throw std::invalid_argument("more than one fault for rank " + std::to_string(rank));
     mine = spec;
   }
   return mine;
 }
 
-std::optional<FaultSpec> fault_from_env(std::uint32_t rank) {
-  const char* value = std::getenv("ODBATCH_FAULT");
-  if (!value) return std::nullopt;
-  return fault_for_rank(value, rank);
+CollectiveFactory round_collective_with_fault(FaultSpec fault) {
+  return [fault](const DistEnv& env, const DistributedConfig& timing) {
+    auto collective = make_round_collective(env, timing);
+    if (env.rank != fault.rank) return collective;
+    std::function<void()> stop_store;
+    if (auto* group = dynamic_cast<ProcessGroupCollective*>(collective.get()))
+      stop_store = [group] { group->stop_hosted_store(); };
+    return std::unique_ptr<Collective>(std::make_unique<FaultInjectingCollective>(
+        std::move(collective), fault, std::move(stop_store)));
+  };
 }
 
 FaultInjectingCollective::FaultInjectingCollective(std::unique_ptr<Collective> inner,

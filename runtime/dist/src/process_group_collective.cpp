@@ -7,7 +7,6 @@
 #include <atomic>
 #include <charconv>
 #include <climits>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 
@@ -20,11 +19,6 @@
 
 namespace odbatch {
 namespace {
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* value = std::getenv(name);
-  return value && *value ? std::string(value) : fallback;
-}
 
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
@@ -65,31 +59,18 @@ void ignore_sigpipe_unless_handled() {
 
 }  // namespace
 
-ProcessGroupOptions ProcessGroupOptions::from_env(const DistributedConfig& timing) {
-  ProcessGroupOptions options;
-  options.timing = timing;
-  options.run_id = env_or("ODBATCH_RUN_ID", env_or("TORCHELASTIC_RUN_ID", "default"));
-  // An elastic restart keeps the run id: its restart count keeps it clear of the failed
-  // incarnation's keys.
-  if (const auto restart = env_or("TORCHELASTIC_RESTART_COUNT", ""); !restart.empty())
-    options.run_id += "-restart" + restart;
-  options.store_address = env_or("ODBATCH_STORE_ADDR", "");
-  options.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
-  options.token = store_token_from_env();
-  return options;
-}
-
 class ProcessGroupCollective::Group {
  public:
-  Group(const DistEnv& env, ProcessGroupOptions options)
+  Group(const DistEnv& env, const DistributedConfig& timing)
       : rank_(env.rank),
         world_(env.world_size),
-        options_(std::move(options)),
-        store_host_(options_.store_address.empty() ? "rank 0" : "the standalone store") {
+        env_(env),
+        timing_(timing),
+        store_host_(env.store_address.empty() ? "rank 0" : "the standalone store") {
     const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(world_);
     ignore_sigpipe_unless_handled();
     try {
-      join(env);
+      join();
     } catch (const std::exception& e) {
       throw CollectiveError(who + ": cannot join the group before round 0: " + e.what());
     }
@@ -98,47 +79,48 @@ class ProcessGroupCollective::Group {
  private:
   // Each step names its own failures: a store lost (its host), a peer missing (its rank), a
   // token refused, or a store that never answered (the timeout).
-  void join(const DistEnv& env) {
+  void join() {
     TcpStoreClientOptions client;
-    if (options_.store_address.empty()) {
-      if (env.master_addr.empty() || env.master_port == 0)
+    if (env_.store_address.empty()) {
+      if (env_.master_addr.empty() || env_.master_port == 0)
         throw CollectiveError("the store's address needs MASTER_ADDR and MASTER_PORT");
-      client.host = env.master_addr;
-      client.port = env.master_port;
-      if (rank_ == 0) host_store(env);
+      client.host = env_.master_addr;
+      client.port = env_.master_port;
+      if (rank_ == 0) host_store();
     } else {
-      std::tie(client.host, client.port) = split_address(options_.store_address);
+      std::tie(client.host, client.port) = split_address(env_.store_address);
     }
-    client.token = options_.token;
-    client.connect_timeout = options_.timing.connect_timeout;
-    client.call_timeout = options_.timing.store_timeout;
+    client.token = env_.store_token;
+    client.connect_timeout = timing_.connect_timeout;
+    client.call_timeout = timing_.store_timeout;
     connect(client);
-    calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *calls_client_));
-    beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(options_.run_id, *beats_client_));
+    calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(env_.run_id, *calls_client_));
+    beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(env_.run_id, *beats_client_));
     gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
 
     join_barrier();
     GlooOptions gloo;
     // Every rank has arrived: building the mesh is connection setup only, and a peer that
     // dies meanwhile must fail it as promptly as a dead peer fails a round.
-    gloo.connect_timeout = std::max(options_.timing.peer_timeout, options_.timing.store_timeout);
+    gloo.connect_timeout = std::max(timing_.peer_timeout, timing_.store_timeout);
     gloo.close_on_failure = false;  // failure() writes the abort key first, then closes
-    gloo.hostname = options_.gloo_hostname;
+    gloo.hostname = env_.gloo_hostname;
     if (gloo.hostname.empty())
       gloo.hostname = is_loopback(client.host) ? client.host : this_host_name();
     if (gloo.hostname == "localhost") gloo.hostname = "127.0.0.1";
     build_mesh(gloo);
     try {
       control_ = std::make_unique<ControlPlane>(
-          *calls_, *beats_, rank_, world_, options_.timing,
+          *calls_, *beats_, rank_, world_, timing_,
           [this](const std::string& reason) { stop_exchanges(reason); }, store_host_);
     } catch (const StoreError& e) {
       throw CollectiveError(store_lost(e));
     }
   }
 
-  void host_store(const DistEnv& env) {
-    const auto server = TcpStoreServerOptions::at(env.master_addr, env.master_port, options_.token);
+  void host_store() {
+    const auto server =
+        TcpStoreServerOptions::at(env_.master_addr, env_.master_port, env_.store_token);
     try {
       server_ = std::make_unique<TcpStoreServer>(server);
     } catch (const StoreError& e) {
@@ -165,7 +147,7 @@ class ProcessGroupCollective::Group {
       }
       // The client retries until connect_timeout: no store answered all that time.
       throw CollectiveError("timed out: no store answered within connect_timeout_ms (" +
-                            std::to_string(options_.timing.connect_timeout.count()) + " ms; " +
+                            std::to_string(timing_.connect_timeout.count()) + " ms; " +
                             store_host_ + " has not started it, or is unreachable): " + e.what());
     }
   }
@@ -175,7 +157,7 @@ class ProcessGroupCollective::Group {
   std::string store_lost(const StoreError& e) const {
     if (e.kind() == StoreError::Kind::timeout)
       return std::string("timed out: a store call took longer than store_timeout_ms (") +
-             std::to_string(options_.timing.store_timeout.count()) + " ms): " + e.what();
+             std::to_string(timing_.store_timeout.count()) + " ms): " + e.what();
     return lost_store(e.what());
   }
 
@@ -206,7 +188,7 @@ class ProcessGroupCollective::Group {
     if (others.empty()) return;
     try {
       calls_->set_and_wait("joined/" + std::to_string(rank_), store_bytes("1"), others,
-                           options_.timing.connect_timeout);
+                           timing_.connect_timeout);
     } catch (const StoreError& e) {
       if (e.kind() != StoreError::Kind::timeout) throw CollectiveError(store_lost(e));
       std::vector<std::uint32_t> missing;
@@ -218,8 +200,7 @@ class ProcessGroupCollective::Group {
       }
       throw CollectiveError(rank_names(missing.empty() ? other_ranks : missing) +
                             " did not join within connect_timeout_ms (" +
-                            std::to_string(options_.timing.connect_timeout.count()) +
-                            " ms): " + e.what());
+                            std::to_string(timing_.connect_timeout.count()) + " ms): " + e.what());
     }
   }
 
@@ -233,7 +214,7 @@ class ProcessGroupCollective::Group {
     } catch (const StoreError& e) {
       throw CollectiveError(store_lost(e));
     } catch (const GlooPeerError& e) {
-      const bool peer_hosts_store = options_.store_address.empty() && e.peer() == 0;
+      const bool peer_hosts_store = env_.store_address.empty() && e.peer() == 0;
       if (peer_hosts_store && !store_answers()) throw CollectiveError(lost_store(e.what()));
       throw;
     } catch (const CollectiveError& e) {
@@ -280,7 +261,7 @@ class ProcessGroupCollective::Group {
     std::vector<std::vector<std::byte>> all;
     control_->watch_peers(true);
     try {
-      all = gloo_->allgather(mine, sizes, Clock::now() + options_.timing.exchange_timeout);
+      all = gloo_->allgather(mine, sizes, Clock::now() + timing_.exchange_timeout);
     } catch (const CollectiveError& e) {
       control_->watch_peers(false);
       if (control_->departing()) throw ended(exchange + ": " + e.what());
@@ -368,7 +349,8 @@ class ProcessGroupCollective::Group {
 
   std::uint32_t rank_;
   std::uint32_t world_;
-  ProcessGroupOptions options_;
+  DistEnv env_;
+  DistributedConfig timing_;
   std::string store_host_;  // who serves the store, for the errors when it is lost
   std::unique_ptr<TcpStoreServer> server_;
   std::unique_ptr<TcpStoreClient> calls_client_;
@@ -386,8 +368,8 @@ class ProcessGroupCollective::Group {
   std::unique_ptr<ControlPlane> control_;  // last: its heartbeat thread uses every member above
 };
 
-ProcessGroupCollective::ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options)
-    : group_(std::make_unique<Group>(env, std::move(options))) {}
+ProcessGroupCollective::ProcessGroupCollective(const DistEnv& env, const DistributedConfig& timing)
+    : group_(std::make_unique<Group>(env, timing)) {}
 
 ProcessGroupCollective::~ProcessGroupCollective() = default;
 

@@ -28,16 +28,14 @@ using Bytes = std::vector<std::byte>;
 // Generous: only catches hangs.
 constexpr auto kBound = 10s;
 
-ProcessGroupOptions loopback_options() {
-  ProcessGroupOptions options;
-  options.timing.heartbeat_interval = 50ms;
-  options.timing.peer_timeout = 500ms;
-  options.timing.connect_timeout = 10s;
-  options.timing.store_timeout = 5s;
-  options.timing.exchange_timeout = 5s;
-  options.run_id = "test";
-  options.gloo_hostname = "127.0.0.1";
-  return options;
+DistributedConfig loopback_timing() {
+  DistributedConfig timing;
+  timing.heartbeat_interval = 50ms;
+  timing.peer_timeout = 500ms;
+  timing.connect_timeout = 10s;
+  timing.store_timeout = 5s;
+  timing.exchange_timeout = 5s;
+  return timing;
 }
 
 DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
@@ -47,6 +45,8 @@ DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
   env.local_rank = rank;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
+  env.run_id = "test";
+  env.gloo_hostname = "127.0.0.1";
   return env;
 }
 
@@ -56,7 +56,7 @@ std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t wo
   std::vector<std::future<std::unique_ptr<ProcessGroupCollective>>> joining;
   for (std::uint32_t r = 0; r < world; ++r)
     joining.push_back(std::async(std::launch::async, [=] {
-      return std::make_unique<ProcessGroupCollective>(rank_env(r, world, port), loopback_options());
+      return std::make_unique<ProcessGroupCollective>(rank_env(r, world, port), loopback_timing());
     }));
   std::vector<std::unique_ptr<ProcessGroupCollective>> group;
   for (auto& j : joining) group.push_back(j.get());
@@ -191,7 +191,7 @@ TEST_CASE("ranks departing at an agreed step end the run without a failure") {
   for (std::uint32_t r : {0u, 1u})
     departing.push_back(
         std::async(std::launch::async, [&, r] { group[r]->depart(4, 17, Clock::now() + 60s); }));
-  std::this_thread::sleep_for(3 * loopback_options().timing.peer_timeout);
+  std::this_thread::sleep_for(3 * loopback_timing().peer_timeout);
   const auto start = Clock::now();
   group[2]->depart(4, 17, Clock::now() + kBound);
   for (auto& d : departing) CHECK_NOTHROW(d.get());
@@ -242,10 +242,10 @@ TEST_CASE("ranks joining when the store goes away fail promptly, naming it, befo
   std::vector<std::future<std::string>> joining;
   for (std::uint32_t r = 0; r < 2; ++r)
     joining.push_back(std::async(std::launch::async, [=] {
-      auto options = loopback_options();
-      options.store_address = "127.0.0.1:" + std::to_string(port);
+      auto env = rank_env(r, 3, 1);
+      env.store_address = "127.0.0.1:" + std::to_string(port);
       try {
-        ProcessGroupCollective member(rank_env(r, 3, 1), options);
+        ProcessGroupCollective member(env, loopback_timing());
       } catch (const CollectiveError& e) {
         return std::string(e.what());
       }
@@ -264,7 +264,7 @@ TEST_CASE("ranks joining when the store goes away fail promptly, naming it, befo
   CHECK(Clock::now() - start < kBound);
 }
 
-TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name one") {
+TEST_CASE("a standalone store is used when the DistEnv names one (ODBATCH_STORE_ADDR)") {
   const std::uint16_t port = free_tcp_port("127.0.0.1");
   TcpStoreServerOptions server_options;
   server_options.port = port;
@@ -272,10 +272,10 @@ TEST_CASE("a standalone store is used when ODBATCH_STORE_ADDR-style options name
   std::vector<std::future<std::unique_ptr<ProcessGroupCollective>>> joining;
   for (std::uint32_t r = 0; r < 2; ++r)
     joining.push_back(std::async(std::launch::async, [=] {
-      auto options = loopback_options();
-      options.store_address = "127.0.0.1:" + std::to_string(port);
+      auto env = rank_env(r, 2, 1);
+      env.store_address = "127.0.0.1:" + std::to_string(port);
       // MASTER_PORT is not where the store is: nobody may host one there.
-      return std::make_unique<ProcessGroupCollective>(rank_env(r, 2, 1), options);
+      return std::make_unique<ProcessGroupCollective>(env, loopback_timing());
     }));
   std::vector<std::unique_ptr<ProcessGroupCollective>> group;
   for (auto& j : joining) group.push_back(j.get());
@@ -317,9 +317,9 @@ TEST_CASE("once the store's host is lost, every later error carries that cause")
 }
 
 // What a rank's constructor throws, or "joined".
-std::string join_error(const DistEnv& env, const ProcessGroupOptions& options) {
+std::string join_error(const DistEnv& env, const DistributedConfig& timing) {
   try {
-    ProcessGroupCollective member(env, options);
+    ProcessGroupCollective member(env, timing);
   } catch (const CollectiveError& e) {
     return e.what();
   }
@@ -329,12 +329,12 @@ std::string join_error(const DistEnv& env, const ProcessGroupOptions& options) {
 TEST_CASE("joining: a peer that dies before publishing its Gloo address is named, not the store") {
   constexpr std::uint32_t kWorld = 3;
   const std::uint16_t port = free_tcp_port("127.0.0.1");
-  auto options = loopback_options();
-  options.timing.store_timeout = 1s;  // the mesh's deadline: max(peer_timeout, store_timeout)
+  auto timing = loopback_timing();
+  timing.store_timeout = 1s;  // the mesh's deadline: max(peer_timeout, store_timeout)
   std::vector<std::future<std::string>> joining;
   for (std::uint32_t r = 0; r < 2; ++r)
     joining.push_back(std::async(std::launch::async,
-                                 [=] { return join_error(rank_env(r, kWorld, port), options); }));
+                                 [=] { return join_error(rank_env(r, kWorld, port), timing); }));
   {
     // Rank 2 joins the store, then dies before it builds its side of the mesh.
     TcpStoreClientOptions client;
@@ -358,9 +358,9 @@ TEST_CASE("joining: a peer that dies before publishing its Gloo address is named
 
 TEST_CASE("joining: a rank that never comes is named at connect_timeout") {
   const std::uint16_t port = free_tcp_port("127.0.0.1");
-  auto options = loopback_options();
-  options.timing.connect_timeout = 500ms;
-  const auto error = join_error(rank_env(0, 2, port), options);
+  auto timing = loopback_timing();
+  timing.connect_timeout = 500ms;
+  const auto error = join_error(rank_env(0, 2, port), timing);
   CHECK_MESSAGE(contains(error, "rank 1 did not join within connect_timeout_ms (500 ms)"), error);
   CHECK_MESSAGE(!contains(error, "lost the store"), error);
 }
@@ -371,11 +371,11 @@ TEST_CASE("joining: a wrong token is an authentication failure, not a lost store
   server_options.port = port;
   server_options.token = "right";
   TcpStoreServer server(server_options);
-  auto options = loopback_options();
-  options.store_address = "127.0.0.1:" + std::to_string(port);
-  options.token = "wrong";
+  auto env = rank_env(1, 2, 1);
+  env.store_address = "127.0.0.1:" + std::to_string(port);
+  env.store_token = "wrong";
   const auto start = Clock::now();
-  const auto error = join_error(rank_env(1, 2, 1), options);
+  const auto error = join_error(env, loopback_timing());
   CHECK_MESSAGE(contains(error,
                          "rank 1 of 2: cannot join the group before round 0: "
                          "authentication failed: the store refused this rank's token"),
@@ -386,10 +386,11 @@ TEST_CASE("joining: a wrong token is an authentication failure, not a lost store
 
 TEST_CASE("joining: a store that never answers is a timeout, not a lost store") {
   const std::uint16_t port = free_tcp_port("127.0.0.1");
-  auto options = loopback_options();
-  options.store_address = "127.0.0.1:" + std::to_string(port);  // nobody listens there
-  options.timing.connect_timeout = 300ms;
-  const auto error = join_error(rank_env(1, 2, 1), options);
+  auto env = rank_env(1, 2, 1);
+  env.store_address = "127.0.0.1:" + std::to_string(port);  // nobody listens there
+  auto timing = loopback_timing();
+  timing.connect_timeout = 300ms;
+  const auto error = join_error(env, timing);
   CHECK_MESSAGE(contains(error,
                          "rank 1 of 2: cannot join the group before round 0: timed out: "
                          "no store answered within connect_timeout_ms (300 ms"),

@@ -21,7 +21,7 @@
 #include "odbatch/batch/batch.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
-#include "odbatch/dist/dist_env.hpp"
+#include "odbatch/dist/collective_factory.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
 
 namespace odbatch {
@@ -34,6 +34,9 @@ struct PipelineOptions {
   // processes, as soon as any rank's failure aborts the run, even between rounds. It must not
   // call back into the Pipeline.
   std::function<void(const std::string& reason)> on_abort = nullptr;
+  // Makes this rank's round collective (e.g. wrapping it to inject a fault, in tests); empty:
+  // make_round_collective.
+  CollectiveFactory collective = nullptr;
 };
 
 class Pipeline {

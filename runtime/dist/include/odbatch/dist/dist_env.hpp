@@ -1,14 +1,14 @@
 #pragma once
-// Where this process stands among the data-parallel ranks, as torchrun describes it, and which
-// collective backend the round protocol uses.
+// Where this process stands among the data-parallel ranks, as torchrun describes it, and how it
+// reaches the others: a plain value. from_env() is where the library reads these from the
+// environment; whatever builds collectives from them (collective_factory.hpp) takes the value.
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "odbatch/dist/distributed_config.hpp"
-#include "odbatch/dist/inproc_collective.hpp"
-
 namespace odbatch {
+
+class InprocGroup;
 
 struct DistEnv {
   std::uint32_t rank = 0;
@@ -19,20 +19,28 @@ struct DistEnv {
   // Ranks that are threads of this process share one group (the in-process backend).
   std::shared_ptr<InprocGroup> inproc_group;
 
+  // For ranks that are processes (docs/distributed.md):
+  // the run's namespace in the store; ranks of one run must agree.
+  std::string run_id = "default";
+  // "host:port" of a standalone store; empty: rank 0 hosts one at master_addr:master_port.
+  std::string store_address;
+  // The store's token: presented to the store, and required by the one rank 0 hosts. Empty: none.
+  std::string store_token;
+  // The address the other ranks reach this one's Gloo pairs at; empty: master_addr when it is a
+  // loopback address, else this machine's host name.
+  std::string gloo_hostname;
+
   // One rank alone.
   static DistEnv single();
   // Rank `rank` of a group whose ranks are threads of this process.
   static DistEnv inproc(std::shared_ptr<InprocGroup> group, std::uint32_t rank,
                         std::uint32_t world_size);
-  // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun sets them; without RANK
-  // and WORLD_SIZE, a single rank. Throws std::invalid_argument naming a malformed variable.
+  // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT as torchrun sets them (without
+  // RANK and WORLD_SIZE, a single rank); run_id from ODBATCH_RUN_ID, else TORCHELASTIC_RUN_ID,
+  // else "default", with "-restart<N>" added under TORCHELASTIC_RESTART_COUNT; store_address
+  // from ODBATCH_STORE_ADDR, store_token from ODBATCH_STORE_TOKEN, gloo_hostname from
+  // ODBATCH_GLOO_HOSTNAME. Throws std::invalid_argument naming a malformed variable.
   static DistEnv from_env();
-
-  // The collective for the round protocol: the in-process group's, or for ranks that are
-  // processes the Gloo one with its control plane (ProcessGroupCollective), wrapped in a
-  // FaultInjectingCollective when ODBATCH_FAULT names this rank. Throws CollectiveError when it
-  // cannot be set up, std::invalid_argument for a malformed ODBATCH_FAULT.
-  std::unique_ptr<Collective> make_collective(const DistributedConfig& timing = {}) const;
 };
 
 }  // namespace odbatch

@@ -1,8 +1,10 @@
 #pragma once
-// Fault injection for stress tests of the round protocol (`odbatch stress`, docs/distributed.md):
-// a rank named in ODBATCH_FAULT wraps its round collective in one that injects the fault at its
-// K-th exchange. Each injection is announced on stderr first, with the wall-clock time, so that a
-// supervisor can measure how long the other ranks take to fail.
+// Fault injection for tests of the round protocol and `odbatch stress` (docs/distributed.md): the
+// faulted rank's round collective is wrapped in one that injects the fault at its K-th exchange.
+// Each injection is announced on stderr first, with the wall-clock time, so that a supervisor can
+// measure how long the other ranks take to fail. Whoever runs the ranks wires it in (tests through
+// PipelineOptions::collective, the `odbatch` CLI from ODBATCH_FAULT); the library reads no
+// environment for it.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,13 +13,17 @@
 
 #include "odbatch/core/fault_spec.hpp"
 #include "odbatch/dist/collective.hpp"
+#include "odbatch/dist/collective_factory.hpp"
 
 namespace odbatch {
 
-// This rank's fault from ODBATCH_FAULT (specs separated by ';', at most one per rank), if any.
-// Throws std::invalid_argument naming the variable and the problem.
-std::optional<FaultSpec> fault_for_rank(std::string_view env_value, std::uint32_t rank);
-std::optional<FaultSpec> fault_from_env(std::uint32_t rank);
+// Rank `rank`'s fault among `specs` (fault specs separated by ';', at most one per rank), if any.
+// Throws std::invalid_argument naming the problem.
+std::optional<FaultSpec> fault_for_rank(std::string_view specs, std::uint32_t rank);
+
+// make_round_collective, with rank fault.rank's collective wrapped in a FaultInjectingCollective
+// (whose store_unreachable stops the store that rank hosts, if it hosts one).
+CollectiveFactory round_collective_with_fault(FaultSpec fault);
 
 class FaultInjectingCollective final : public Collective {
  public:

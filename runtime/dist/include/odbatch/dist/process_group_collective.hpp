@@ -1,9 +1,9 @@
 #pragma once
 // The round collective of ranks that are processes, on one machine or many (docs/distributed.md):
-// the control plane on the TCP store (rank 0 hosts it at MASTER_ADDR:MASTER_PORT unless
-// ODBATCH_STORE_ADDR names a standalone `odbatch store`) around a Gloo mesh built through that
-// store. Each allgather is one round: readiness on the store, checked for liveness and for the
-// abort key, then one Gloo exchange (sizes, then blobs) with a deadline of its own.
+// the control plane on the TCP store (rank 0 hosts it at master_addr:master_port unless the
+// DistEnv names a standalone `odbatch store`) around a Gloo mesh built through that store. Each
+// allgather is one round: readiness on the store, checked for liveness and for the abort key, then
+// one Gloo exchange (sizes, then blobs) with a deadline of its own.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -11,26 +11,9 @@
 #include "odbatch/dist/collective.hpp"
 #include "odbatch/dist/control_plane.hpp"
 #include "odbatch/dist/dist_env.hpp"
+#include "odbatch/dist/distributed_config.hpp"
 
 namespace odbatch {
-
-struct ProcessGroupOptions {
-  DistributedConfig timing;
-  // The run's namespace in the store; ranks of one run must agree (ODBATCH_RUN_ID, else
-  // TORCHELASTIC_RUN_ID, else "default"; "-restart<N>" added under TORCHELASTIC_RESTART_COUNT).
-  std::string run_id = "default";
-  // "host:port" of a standalone store; empty: rank 0 hosts one at MASTER_ADDR:MASTER_PORT.
-  std::string store_address;
-  // The address the other ranks reach this one's Gloo pairs at; empty: MASTER_ADDR when it is a
-  // loopback address, else this machine's host name (ODBATCH_GLOO_HOSTNAME overrides).
-  std::string gloo_hostname;
-  // The store's token (ODBATCH_STORE_TOKEN): presented to the store, and required by the one
-  // rank 0 hosts. Empty: none.
-  std::string token;
-
-  // run_id, store_address, gloo_hostname and token from the environment as described above.
-  static ProcessGroupOptions from_env(const DistributedConfig& timing);
-};
 
 class ProcessGroupCollective final : public Collective {
  public:
@@ -38,7 +21,7 @@ class ProcessGroupCollective final : public Collective {
   // Gloo mesh. Throws CollectiveError naming this rank and the cause, which tells apart a store
   // lost (naming its host), a peer missing (naming it), a token refused and a store that never
   // answered within connect_timeout.
-  ProcessGroupCollective(const DistEnv& env, ProcessGroupOptions options);
+  ProcessGroupCollective(const DistEnv& env, const DistributedConfig& timing);
   // Passes the finish barrier unless the group was aborted: rank 0 waits until every rank has
   // finished before the store it hosts stops serving.
   ~ProcessGroupCollective() override;
