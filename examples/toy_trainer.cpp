@@ -19,10 +19,10 @@
 #include <span>
 #include <string_view>
 
-#include "odbatch/actors/pipeline.hpp"
-#include "odbatch/config/pipeline_config.hpp"
-#include "odbatch/dist/dist_env.hpp"
-#include "odbatch/trainer/trainer_allreduce.hpp"
+#include "odbatch/dist_env.hpp"
+#include "odbatch/pipeline.hpp"
+#include "odbatch/pipeline_config.hpp"
+#include "odbatch/trainer_allreduce.hpp"
 
 namespace {
 

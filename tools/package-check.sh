@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Checks odbatch as its users get it: installs a build to a prefix, builds the C++ trainer example
-# out of tree against it with find_package(odbatch) and with pkg-config, runs it on the real
-# dataset, then pip-installs the Python package into a virtual environment (system site packages:
-# Debian's numpy and torch) and runs the binding's tests against the installed package.
+# Checks odbatch as its users get it: installs a build to a prefix; checks that the installed
+# headers are exactly the facade a trainer includes (odbatch/*.hpp) and the headers it includes,
+# that they compile and include no dependency's headers, and that the package without its cuda
+# component needs no CUDA; builds the C++ trainer example out of tree against it with
+# find_package(odbatch) and with pkg-config and runs it on the real dataset (from a build with
+# CUDA, the CUDA trainer too, through the component cuda and odbatch-cuda.pc); then pip-installs
+# the Python package into a virtual environment (system site packages: Debian's numpy and torch)
+# and runs the binding's tests against the installed package.
 # Usage: tools/package-check.sh [BUILD_DIR]     (a configured and built tree; default build/)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,29 +14,68 @@ build_dir=$(cd "${1:-"$root/build"}" && pwd)
 work=$(mktemp -d /tmp/odbatch-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+fail() {
+  echo "package-check: FAIL: $*" >&2
+  exit 1
+}
 
 echo "package-check: install to $prefix"
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+with_cuda=false
+header_package=odbatch
+if [[ -f $prefix/lib/cmake/odbatch/odbatchCudaTargets.cmake ]]; then
+  with_cuda=true
+  header_package=odbatch-cuda
+fi
+
+echo "package-check: the examples include only the facade (odbatch/*.hpp)"
+if grep -rnE '#include "odbatch/[^"]*/' "$root/examples"; then
+  fail "the examples above include odbatch's internal headers, not the facade"
+fi
+
+echo "package-check: the installed headers are the facade and what it includes, no more"
+(cd "$prefix/include" && find odbatch -maxdepth 1 -name '*.hpp' | sort | sed 's/.*/#include "&"/') \
+  > "$work/facade.cpp"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+# The prefix's include directory first, so that every header is named by one path.
+g++ -M -MF "$work/facade.d" -I"$prefix/include" $(pkg-config --cflags "$header_package") \
+  "$work/facade.cpp"
+tr -s ' \\' '\n\n' < "$work/facade.d" | sed -n "s|^$prefix/include/||p" | sort -u > "$work/closure"
+(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort) > "$work/installed"
+if ! diff "$work/closure" "$work/installed" > "$work/closure.diff"; then
+  sed -n 's/^> /installed, though the facade does not include it: /p; s/^< /included, not installed: /p' \
+    "$work/closure.diff" >&2
+  fail "the installed headers are not the facade's closure"
+fi
+echo "package-check: $(wc -l < "$work/installed") headers installed"
 
 echo "package-check: every installed header compiles, and includes no dependency's headers"
 (cd "$prefix/include" && find odbatch -name '*.hpp' | sort | sed 's/.*/#include "&"/') \
   > "$work/all_headers.cpp"
 # shellcheck disable=SC2046 # pkg-config's flags are words
-g++ -fsyntax-only -MD -MF "$work/all_headers.d" -Wall -Wextra -Werror $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags odbatch) \
+g++ -fsyntax-only -MD -MF "$work/all_headers.d" -Wall -Wextra -Werror $(pkg-config --cflags "$header_package") \
   "$work/all_headers.cpp"
 if grep -E -o '/usr/include/(caf|boost|gloo|nlohmann|toml\+\+|CLI|sentencepiece|turbojpeg|jpeglib)[^ ]*' \
   "$work/all_headers.d" | sort -u | grep .; then
-  echo "package-check: FAIL: the public headers include the dependencies' headers above" >&2
-  exit 1
+  fail "the public headers include the dependencies' headers above"
 fi
 
-echo "package-check: the C++ trainer against the installed package (find_package)"
+echo "package-check: odbatch without its cuda component needs no CUDA"
+if readelf -d "$prefix/lib/libodbatch.so" | grep -E 'NEEDED.*(cuda|nccl)'; then
+  fail "libodbatch.so links CUDA's libraries above"
+fi
+if pkg-config --cflags --libs odbatch | grep -E -i 'cuda|nccl'; then
+  fail "odbatch.pc carries CUDA's flags"
+fi
+
+echo "package-check: the C++ trainer against the installed package (find_package, CUDA not findable)"
 cmake -S "$root/examples/cpp_trainer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON --no-warn-unused-cli \
   -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 
 echo "package-check: the C++ trainer against the installed package (pkg-config)"
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046 # pkg-config's flags are words
 g++ -O1 -Wall -Wextra -Werror -o "$work/trainer-pkgconfig" "$root"/examples/cpp_trainer/*.cpp \
   $(pkg-config --cflags --libs odbatch) -Wl,-rpath,"$prefix/lib"
@@ -52,6 +95,29 @@ TOML
 for trainer in "$work/consumer/odbatch_cpp_trainer" "$work/trainer-pkgconfig"; do
   "$trainer" "$work/data/pipeline.toml" --log-every 5 --max-steps 10 | tail -n 2
 done
+
+if $with_cuda; then
+  echo "package-check: the CUDA trainer against the installed package (find_package COMPONENTS cuda)"
+  nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+  cmake -S "$root/examples/cuda_trainer" -B "$work/cuda-consumer" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CUDA_COMPILER="$nvcc" \
+    -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
+  cmake --build "$work/cuda-consumer" >/dev/null
+
+  echo "package-check: the CUDA trainer against the installed package (pkg-config odbatch-cuda)"
+  "$nvcc" -c -o "$work/cuda_trainer_kernels.o" "$root/examples/cuda_trainer/cuda_trainer_kernels.cu"
+  # shellcheck disable=SC2046 # pkg-config's flags are words
+  g++ -O1 -Wall -Wextra -Werror -o "$work/cuda-trainer-pkgconfig" \
+    "$root/examples/cuda_trainer/cuda_trainer.cpp" "$work/cuda_trainer_kernels.o" \
+    $(pkg-config --cflags --libs odbatch-cuda) -lcublas -Wl,-rpath,"$prefix/lib"
+
+  # Without a GPU they exit 77, having run nothing.
+  for trainer in "$work/cuda-consumer/odbatch_cuda_trainer" "$work/cuda-trainer-pkgconfig"; do
+    status=0
+    "$trainer" "$work/data/pipeline.toml" --max-steps 10 --print-every 5 || status=$?
+    [[ $status == 0 || $status == 77 ]] || fail "$trainer exited $status"
+  done
+fi
 
 echo "package-check: pip install into a virtual environment"
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"

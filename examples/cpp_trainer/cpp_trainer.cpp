@@ -26,10 +26,11 @@
 #include <vector>
 
 #include "next_token_model.hpp"
-#include "odbatch/actors/pipeline.hpp"
-#include "odbatch/config/checkpoint_file.hpp"
-#include "odbatch/proto_msgs/checkpoint_codec.hpp"
-#include "odbatch/trainer/trainer_allreduce.hpp"
+#include "odbatch/checkpoint.hpp"
+#include "odbatch/dist_env.hpp"
+#include "odbatch/pipeline.hpp"
+#include "odbatch/pipeline_config.hpp"
+#include "odbatch/trainer_allreduce.hpp"
 #include "odbatch/version.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "odbatch/batch/batch.hpp"
+#include "odbatch/batch.hpp"
 
 namespace odbatch_example {
 

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "odbatch/core/epoch_handshake.hpp"
+#include "odbatch/store/store.hpp"
+#include "odbatch/trainer/trainer_store.hpp"
 
 namespace odbatch {
 namespace {
@@ -48,11 +51,35 @@ struct HostFree {
   void operator()(void* pointer) const { cudaFreeHost(pointer); }
 };
 
+std::string rank_of_world(std::uint32_t rank, std::uint32_t world_size) {
+  return "rank " + std::to_string(rank) + " of " + std::to_string(world_size);
+}
+
+// Joins the communicator of `id` without blocking, up to the deadline; aborts it on failure.
+ncclComm_t join_communicator(const ncclUniqueId& id, std::uint32_t rank, std::uint32_t world_size,
+                             Clock::time_point deadline) {
+  const std::string who = rank_of_world(rank, world_size);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // so that the join can be bounded
+  ncclComm_t comm = nullptr;
+  try {
+    check_nccl(ncclCommInitRankConfig(&comm, static_cast<int>(world_size), id,
+                                      static_cast<int>(rank), &config),
+               who + ": ncclCommInitRankConfig");
+    wait_for(comm, deadline, who + ": joining the NCCL communicator", [] { return true; });
+  } catch (const NcclError& e) {
+    // Not the caller's yet: abort it here.
+    if (comm) ncclCommAbort(comm);
+    throw NcclError(std::string(e.what()) + "; the communicator was aborted");
+  }
+  return comm;
+}
+
 }  // namespace
 
 ncclComm_t bootstrap_nccl_communicator(Store& store, std::uint32_t rank, std::uint32_t world_size,
                                        const NcclOptions& options) {
-  const std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(world_size);
+  const std::string who = rank_of_world(rank, world_size);
   const auto deadline = Clock::now() + options.timeout;
   ncclUniqueId id;
   try {
@@ -72,20 +99,23 @@ ncclComm_t bootstrap_nccl_communicator(Store& store, std::uint32_t rank, std::ui
   } catch (const StoreError& e) {
     throw NcclError(who + ": cannot exchange NCCL's unique id: " + e.what());
   }
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // so that the join can be bounded
-  ncclComm_t comm = nullptr;
-  try {
-    check_nccl(ncclCommInitRankConfig(&comm, static_cast<int>(world_size), id,
-                                      static_cast<int>(rank), &config),
-               who + ": ncclCommInitRankConfig");
-    wait_for(comm, deadline, who + ": joining the NCCL communicator", [] { return true; });
-  } catch (const NcclError& e) {
-    // Not the caller's yet: abort it here.
-    if (comm) ncclCommAbort(comm);
-    throw NcclError(std::string(e.what()) + "; the communicator was aborted");
+  return join_communicator(id, rank, world_size, deadline);
+}
+
+ncclComm_t bootstrap_nccl_communicator(const DistEnv& dist, const NcclOptions& options) {
+  if (dist.world_size <= 1) {
+    ncclUniqueId id;
+    check_nccl(ncclGetUniqueId(&id), rank_of_world(0, 1) + ": ncclGetUniqueId");
+    return join_communicator(id, 0, 1, Clock::now() + options.timeout);
   }
-  return comm;
+  std::optional<TrainerStore> store;
+  try {
+    store.emplace(dist, options.timeout);
+  } catch (const StoreError& e) {
+    throw NcclError(rank_of_world(dist.rank, dist.world_size) +
+                    ": cannot reach the run's store: " + e.what());
+  }
+  return bootstrap_nccl_communicator(store->keys(), dist.rank, dist.world_size, options);
 }
 
 void nccl_epoch_handshake(ncclComm_t comm, cudaStream_t stream, std::uint64_t fingerprint,

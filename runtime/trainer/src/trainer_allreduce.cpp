@@ -8,17 +8,14 @@
 #include <string>
 
 #include "odbatch/dist/trainer_gloo_context.hpp"
-#include "odbatch/store/prefix_store.hpp"
-#include "odbatch/store/store_token.hpp"
-#include "odbatch/store/tcp_store_client.hpp"
+#include "odbatch/trainer/trainer_store.hpp"
 
 namespace odbatch {
 
 struct TrainerAllreduce::Impl {
   std::uint32_t rank = 0;
   std::uint32_t world_size = 1;
-  std::unique_ptr<TcpStoreClient> store;
-  std::unique_ptr<PrefixStore> trainer_keys;
+  std::unique_ptr<TrainerStore> store;
   std::shared_ptr<gloo::Context> context;
 
   template <typename T>
@@ -43,17 +40,13 @@ TrainerAllreduce::TrainerAllreduce(const DistEnv& dist, std::chrono::millisecond
   impl_->rank = dist.rank;
   impl_->world_size = dist.world_size;
   if (dist.world_size <= 1) return;
-  auto client =
-      TcpStoreClientOptions::at(dist.master_addr, dist.master_port, store_token_from_env());
-  client.connect_timeout = timeout;
-  impl_->store = std::make_unique<TcpStoreClient>(client);
-  impl_->trainer_keys = std::make_unique<PrefixStore>("trainer/", *impl_->store);
+  impl_->store = std::make_unique<TrainerStore>(dist, timeout);
   TrainerGlooOptions gloo;
   const char* hostname = std::getenv("ODBATCH_GLOO_HOSTNAME");
   gloo.hostname = hostname && *hostname ? hostname : dist.master_addr;
   gloo.timeout = timeout;
   impl_->context =
-      connect_trainer_gloo_context(*impl_->trainer_keys, dist.rank, dist.world_size, gloo);
+      connect_trainer_gloo_context(impl_->store->keys(), dist.rank, dist.world_size, gloo);
 }
 
 TrainerAllreduce::~TrainerAllreduce() = default;

@@ -98,5 +98,56 @@ TEST_CASE("a rank whose peers never join fails at the deadline" * doctest::skip(
                        doctest::Contains("cannot exchange NCCL's unique id"), NcclError);
 }
 
+// A DistEnv of `world` ranks (threads) whose store is at 127.0.0.1:`port`.
+DistEnv loopback_rank(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
+  DistEnv dist;
+  dist.rank = rank;
+  dist.world_size = world;
+  dist.master_addr = "127.0.0.1";
+  dist.master_port = port;
+  return dist;
+}
+
+TEST_CASE("ranks given a DistEnv meet through the run's store, under the trainer's keys" *
+          doctest::skip(kNoGpu)) {
+  require_gpu();
+  TcpStoreServer server(test::loopback_server_options());
+  const std::uint32_t world = world_of_gpus();
+  std::vector<std::string> errors(world);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        if (cudaSetDevice(static_cast<int>(rank)) != cudaSuccess)
+          throw NcclError("cudaSetDevice failed");
+        ncclComm_t comm = bootstrap_nccl_communicator(loopback_rank(rank, world, server.port()));
+        int ranks = 0;
+        ncclCommCount(comm, &ranks);
+        ncclCommDestroy(comm);
+        if (ranks != static_cast<int>(world))
+          throw NcclError("a communicator of " + std::to_string(ranks) + " ranks");
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (const auto& error : errors) CHECK_MESSAGE(error.empty(), error);
+  // A single rank needs no store; several exchange NCCL's unique id in the trainer's keys.
+  TcpStoreClient client(test::client_options(server.port()));
+  CHECK(client.check({"trainer/nccl/unique_id"}) == (world > 1));
+}
+
+TEST_CASE("a DistEnv whose store does not answer is an NcclError naming the rank") {
+  std::uint16_t port = 0;
+  {
+    const TcpStoreServer gone(test::loopback_server_options());
+    port = gone.port();
+  }
+  NcclOptions options;
+  options.timeout = 200ms;
+  CHECK_THROWS_WITH_AS(bootstrap_nccl_communicator(loopback_rank(1, 2, port), options),
+                       doctest::Contains("rank 1 of 2: cannot reach the run's store"), NcclError);
+}
+
 }  // namespace
 }  // namespace odbatch

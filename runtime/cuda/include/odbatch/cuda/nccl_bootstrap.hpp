@@ -1,6 +1,6 @@
 #pragma once
 // The trainer's NCCL communicator, bootstrapped through the run's TCP store, and the epoch
-// handshake on it (ARCHITECTURE.md): built only with CUDA and NCCL (ODBATCH_WITH_NCCL). The round
+// handshake on it (ARCHITECTURE.md): built only with CUDA and NCCL (the component cuda). The round
 // protocol never uses this communicator; the handshake runs on the trainer's own stream, so that
 // it is ordered with the trainer's collectives. Every wait is bounded: a communicator that does
 // not come up or a reduction that does not finish in time is aborted and reported.
@@ -12,9 +12,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "odbatch/store/store.hpp"
+#include "odbatch/dist/dist_env.hpp"
 
 namespace odbatch {
+
+class Store;
 
 class NcclError : public std::runtime_error {
  public:
@@ -33,6 +35,12 @@ struct NcclOptions {
 // (ncclCommDestroy). Throws NcclError naming the rank and the cause.
 ncclComm_t bootstrap_nccl_communicator(Store& store, std::uint32_t rank, std::uint32_t world_size,
                                        const NcclOptions& options = {});
+
+// The same for the ranks of `dist`, through the run's store at MASTER_ADDR:MASTER_PORT under the
+// trainer's keys ("trainer/", as TrainerAllreduce's), which is rank 0's pipeline's: construct the
+// Pipeline first. The store is let go once the communicator is up; a single rank needs none. Also
+// throws NcclError when the store cannot be reached within options.timeout.
+ncclComm_t bootstrap_nccl_communicator(const DistEnv& dist, const NcclOptions& options = {});
 
 // One allgather of every rank's batching fingerprint and step count on `stream`, waited for up to
 // `timeout`. `steps_checked`: at an epoch's end, the step counts must agree too. Throws NcclError

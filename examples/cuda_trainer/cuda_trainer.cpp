@@ -7,7 +7,8 @@
 // stream, as a gradient allreduce would be: the pipeline keeps every rank's step count equal, so
 // the allreduces pair up. IDLE steps run like any other, with loss scale 0.
 //
-//   odbatch launch --nproc 2 -- build/examples/odbatch_cuda_trainer examples/pipeline.toml
+//   odbatch launch --nproc 2 -- build/examples/cuda_trainer/odbatch_cuda_trainer
+//   examples/pipeline.toml
 //
 // Options: --max-steps N (every rank departs after N steps), --hidden H (512), --print-every N
 // (50 steps). Each rank uses GPU LOCAL_RANK: NCCL refuses two ranks of one communicator on one
@@ -40,16 +41,10 @@
 #include <vector>
 
 #include "cuda_trainer_kernels.hpp"
-#include "odbatch/actors/pipeline.hpp"
-#include "odbatch/config/pipeline_config.hpp"
-#include "odbatch/cuda/cuda_error.hpp"
-#include "odbatch/cuda/cuda_stager.hpp"
-#include "odbatch/cuda/cuda_stream.hpp"
-#include "odbatch/cuda/nccl_bootstrap.hpp"
-#include "odbatch/dist/dist_env.hpp"
-#include "odbatch/store/prefix_store.hpp"
-#include "odbatch/store/store_token.hpp"
-#include "odbatch/store/tcp_store_client.hpp"
+#include "odbatch/cuda.hpp"
+#include "odbatch/dist_env.hpp"
+#include "odbatch/pipeline.hpp"
+#include "odbatch/pipeline_config.hpp"
 
 namespace {
 
@@ -169,11 +164,7 @@ class TinyModel {
 class LossAllreduce {
  public:
   explicit LossAllreduce(const odbatch::DistEnv& dist) {
-    if (dist.world_size < 2) return;
-    store_ = std::make_unique<odbatch::TcpStoreClient>(odbatch::TcpStoreClientOptions::at(
-        dist.master_addr, dist.master_port, odbatch::store_token_from_env()));
-    trainer_keys_ = std::make_unique<odbatch::PrefixStore>("trainer/", *store_);
-    comm_ = odbatch::bootstrap_nccl_communicator(*trainer_keys_, dist.rank, dist.world_size);
+    if (dist.world_size > 1) comm_ = odbatch::bootstrap_nccl_communicator(dist);
   }
   LossAllreduce(const LossAllreduce&) = delete;
   LossAllreduce& operator=(const LossAllreduce&) = delete;
@@ -195,8 +186,6 @@ class LossAllreduce {
   }
 
  private:
-  std::unique_ptr<odbatch::TcpStoreClient> store_;
-  std::unique_ptr<odbatch::PrefixStore> trainer_keys_;
   ncclComm_t comm_ = nullptr;
 };
 

@@ -1,0 +1,18 @@
+#include "odbatch/trainer/trainer_store.hpp"
+
+namespace odbatch {
+namespace {
+
+TcpStoreClientOptions trainer_store_options(const DistEnv& dist,
+                                            std::chrono::milliseconds connect_timeout) {
+  auto options = TcpStoreClientOptions::at(dist.master_addr, dist.master_port, dist.store_token);
+  options.connect_timeout = connect_timeout;
+  return options;
+}
+
+}  // namespace
+
+TrainerStore::TrainerStore(const DistEnv& dist, std::chrono::milliseconds connect_timeout)
+    : client_(trainer_store_options(dist, connect_timeout)), keys_("trainer/", client_) {}
+
+}  // namespace odbatch
