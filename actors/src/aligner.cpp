@@ -23,6 +23,7 @@ struct AlignerState {
   std::uint64_t global_samples = 0;
   std::uint64_t global_tokens = 0;
   std::uint64_t first_step_to_emit = 0;  // a resumed epoch replays its first round from here
+  RoundRecord proposed;                  // the round awaiting its plan, as a checkpoint needs it
   std::vector<EmittedStep> scratch;
 };
 
@@ -35,12 +36,14 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
   const RankPlan& mine = plan.ranks[rank];
   {
     StageTimer timer(context.stats().aligner);
-    std::vector<std::uint32_t> emitted_at(s.payloads.size(), RoundRecord::kDeferred);
+    s.proposed.steps = plan.steps;
+    s.proposed.emitted_at.assign(s.payloads.size(), RoundRecord::kDeferred);
     for (std::uint32_t step = 0; step < plan.steps; ++step)
-      for (auto index : mine.group(step)) emitted_at[index] = step;
-    context.record_plan(plan.round, plan.steps, std::move(emitted_at));
+      for (auto index : mine.group(step)) s.proposed.emitted_at[index] = step;
+    const auto record = std::make_shared<const RoundRecord>(std::move(s.proposed));
     for (std::uint32_t step = 0; step < plan.steps; ++step) {
       auto work = std::make_shared<StepWork>();
+      work->round = record;
       StepInfo& info = work->info;
       const StepGroup& group = mine.steps[step];
       info.epoch = context.epoch();
@@ -107,7 +110,8 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
                       : s.window.empty() ? RankState::done
                                          : RankState::draining;
     s.window.describe(*proposal);
-    RoundRecord record;
+    RoundRecord& record = s.proposed;
+    record = RoundRecord{};
     record.round = s.round;
     record.first_step = s.steps;
     record.cursor = context.start().cursor + s.consumed;
@@ -116,7 +120,6 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
     const auto window = s.window.samples();
     for (std::size_t i = 0; i < window.size(); ++i)
       record.window.push_back({s.payloads[i]->id, window[i].age, false});
-    context.record_round(std::move(record));
   }
   s.awaiting_plan = true;
   s.previous_round_emitted = false;

@@ -62,7 +62,7 @@ caf::behavior emitter_behavior(caf::stateful_actor<EmitterState>* self, EpochCon
         }
         count_batch(stats, *batch);
         const auto wait_start = std::chrono::steady_clock::now();
-        const bool accepted = s.context->queue().push(std::move(batch));
+        const bool accepted = s.context->queue().push({std::move(batch), work->round});
         if (accepted) stats.batch_queue.depth.fetch_add(1, std::memory_order_relaxed);
         stats.emitter.blocked_ns.fetch_add(nanoseconds_since(wait_start),
                                            std::memory_order_relaxed);

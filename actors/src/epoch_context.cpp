@@ -88,35 +88,4 @@ void report_exceptions_to(caf::scheduled_actor* self, EpochContextPtr context,
       });
 }
 
-void EpochContext::record_round(RoundRecord record) {
-  std::lock_guard lock(rounds_mutex_);
-  rounds_.push_back(std::move(record));
-}
-
-void EpochContext::record_plan(std::uint64_t round, std::uint32_t steps,
-                               std::vector<std::uint32_t> emitted_at) {
-  std::lock_guard lock(rounds_mutex_);
-  for (auto& record : rounds_)
-    if (record.round == round) {
-      record.planned = true;
-      record.steps = steps;
-      record.emitted_at = std::move(emitted_at);
-    }
-}
-
-void EpochContext::forget_rounds_before(std::uint64_t step) {
-  std::lock_guard lock(rounds_mutex_);
-  while (!rounds_.empty() && rounds_.front().planned &&
-         rounds_.front().first_step + rounds_.front().steps <= step)
-    rounds_.pop_front();
-}
-
-std::optional<RoundRecord> EpochContext::round_holding(std::uint64_t step) {
-  std::lock_guard lock(rounds_mutex_);
-  for (const auto& record : rounds_)
-    if (record.planned && record.first_step <= step && step < record.first_step + record.steps)
-      return record;
-  return std::nullopt;
-}
-
 }  // namespace odbatch::actors

@@ -1,11 +1,11 @@
 #pragma once
-// What every actor of one epoch shares: the pipeline's resources, the epoch's shard, the batch
-// queue to the trainer, counters, the ledger, and the epoch's single failure path.
+// What every actor of one epoch shares: the pipeline's resources, the epoch's shard and start (all
+// read-only once the actors run), where they report (the batch queue to the trainer, counters,
+// the ledger), and the epoch's single failure path. Actors keep their state to themselves.
 #include <caf/all.hpp>
 
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,6 +18,7 @@
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
 #include "odbatch/core/resume_plan.hpp"
+#include "odbatch/core/round_record.hpp"
 #include "odbatch/dist/collective.hpp"
 #include "odbatch/dist/flight_recorder.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
@@ -30,7 +31,14 @@
 
 namespace odbatch::actors {
 
-using BatchQueue = BoundedQueue<std::shared_ptr<const Batch>>;
+// A batch on its way to the trainer, with the record of the round that planned it: the trainer's
+// thread makes its checkpoint from the last batch it took.
+struct QueuedBatch {
+  std::shared_ptr<const Batch> batch;
+  std::shared_ptr<const RoundRecord> round;
+};
+
+using BatchQueue = BoundedQueue<QueuedBatch>;
 
 // Built once per pipeline; immutable afterwards and shared by every epoch.
 struct PipelineResources {
@@ -51,20 +59,6 @@ struct Wiring {
   std::vector<caf::actor> tokenizers, image_decoders;
 
   std::vector<caf::actor> all() const;
-};
-
-// A round as a checkpoint needs it: the rank's window at the round's start and, once planned,
-// the step at which each window sample is emitted.
-struct RoundRecord {
-  static constexpr std::uint32_t kDeferred = 0xFFFFFFFFu;
-  std::uint64_t round = 0;
-  std::uint64_t first_step = 0;
-  std::uint64_t cursor = 0;  // shard positions consumed by the admission of rounds up to this one
-  GlobalProgress before;
-  std::vector<CheckpointWindowSample> window;
-  bool planned = false;
-  std::uint32_t steps = 0;
-  std::vector<std::uint32_t> emitted_at;  // per window sample: step within the round, or kDeferred
 };
 
 class EpochContext {
@@ -106,15 +100,6 @@ class EpochContext {
   // Stops every actor of the epoch (after the end of the epoch, or on failure).
   void stop_actors();
 
-  // Rounds as a checkpoint needs them (the aligner records, the trainer's thread reads). Only
-  // rounds that may still hold the last step taken are kept.
-  void record_round(RoundRecord record);
-  void record_plan(std::uint64_t round, std::uint32_t steps, std::vector<std::uint32_t> emitted_at);
-  // The planned round holding step `step`, if still kept.
-  std::optional<RoundRecord> round_holding(std::uint64_t step);
-  // Forgets the rounds whose steps all come before `step` (taken: no checkpoint needs them).
-  void forget_rounds_before(std::uint64_t step);
-
  private:
   std::shared_ptr<const PipelineResources> resources_;
   std::uint64_t epoch_;
@@ -132,8 +117,6 @@ class EpochContext {
   std::atomic<bool> failed_{false};
   std::atomic<bool> departing_{false};
   std::once_flag stop_once_;
-  std::mutex rounds_mutex_;
-  std::deque<RoundRecord> rounds_;
 };
 
 using EpochContextPtr = std::shared_ptr<EpochContext>;

@@ -42,8 +42,11 @@ struct Pipeline::Impl {
   std::shared_ptr<BatchQueue> queue;
   std::shared_ptr<EpochContext> epoch;
   bool epoch_finished = true;
-  std::uint64_t batches_taken = 0;      // of the current epoch
-  GlobalProgress progress_taken;        // after the last batch taken
+  std::uint64_t batches_taken = 0;  // of the current epoch
+  GlobalProgress progress_taken;    // after the last batch taken
+  // The round that planned the last batch taken (none before the epoch's first, or a resumed
+  // epoch's first, batch is taken).
+  std::shared_ptr<const RoundRecord> round_taken;
   std::optional<std::string> departed;  // where this rank left the run
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
@@ -134,6 +137,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   stats->batch_queue.capacity.store(queue->capacity(), std::memory_order_relaxed);
   const auto steps_taken = start.steps_taken;
   progress_taken = start.progress;
+  round_taken.reset();
   auto shard = read_sequence(number, start);
   epoch = std::make_shared<EpochContext>(resources, number, std::move(shard), std::move(start),
                                          queue, *stats, ledger.get(), *collective, recorder.get(),
@@ -236,13 +240,13 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
   if (!impl_->queue) throw std::logic_error("next_batch() before start_epoch()");
   if (impl_->departed) throw std::logic_error("next_batch() after depart() " + *impl_->departed);
   const auto wait_start = std::chrono::steady_clock::now();
-  auto batch = impl_->queue->pop();
+  auto queued = impl_->queue->pop();
   impl_->stats->trainer_wait_ns.fetch_add(
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::steady_clock::now() - wait_start)
                                      .count()),
       std::memory_order_relaxed);
-  if (!batch) {
+  if (!queued) {
     // Every rank's trainer has taken the epoch's last batch before any rank reports its end.
     if (!impl_->epoch_finished)
       impl_->collective->finish_epoch(
@@ -251,11 +255,12 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
     impl_->epoch_finished = true;
     return nullptr;
   }
-  const auto& info = (*batch)->step_info();
+  const auto& info = queued->batch->step_info();
   impl_->progress_taken = {info.global_samples_consumed, info.global_tokens_consumed};
-  impl_->epoch->forget_rounds_before(impl_->batches_taken++);
+  impl_->round_taken = std::move(queued->round);
+  ++impl_->batches_taken;
   impl_->stats->batch_queue.depth.fetch_sub(1, std::memory_order_relaxed);
-  return std::move(*batch);
+  return std::move(queued->batch);
 }
 
 void Pipeline::depart() {
@@ -336,26 +341,12 @@ Checkpoint Pipeline::state() const {
   if (impl_->batches_taken == 0) return impl_->epoch_beginning(number);
   const auto& start = impl_->epoch->start();
   if (start.resumed_part && impl_->batches_taken == start.steps_taken) return *start.resumed_part;
-  const auto last = impl_->batches_taken - 1;
-  const auto round = impl_->epoch->round_holding(last);
-  // The step was emitted, so its round was planned and recorded, and is kept until a later step
-  // is taken.
-  if (!round)
-    throw std::logic_error("state(): no record of the round of step " + std::to_string(last));
   auto checkpoint = impl_->epoch_beginning(number);
   checkpoint.steps_taken = impl_->batches_taken;
   checkpoint.progress = impl_->progress_taken;
-  auto& mine = checkpoint.ranks.front();
-  mine.round = round->round;
-  mine.round_first_step = round->first_step;
-  mine.cursor = round->cursor;
-  mine.shard_size = impl_->epoch->start().base_size;
-  checkpoint.origin = impl_->epoch->start().origin;
-  mine.before_round = round->before;
-  mine.window = round->window;
-  const auto taken_in_round = impl_->batches_taken - round->first_step;
-  for (std::size_t i = 0; i < mine.window.size(); ++i)
-    mine.window[i].taken = round->emitted_at[i] < taken_in_round;
+  checkpoint.ranks.front() = rank_checkpoint_at(*impl_->round_taken, impl_->batches_taken,
+                                                impl_->dist.rank, start.base_size);
+  checkpoint.origin = start.origin;
   return checkpoint;
 }
 

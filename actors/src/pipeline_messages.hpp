@@ -13,6 +13,7 @@
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/proposal.hpp"
 #include "odbatch/core/rejection.hpp"
+#include "odbatch/core/round_record.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/proto_msgs/sample_payload.hpp"
 #include "odbatch/source/conversation.hpp"
@@ -65,10 +66,11 @@ struct Joined {
   std::optional<Rejection> rejection;
 };
 
-// One step for the emitter: its rows (none when IDLE) and metadata.
+// One step for the emitter: its rows (none when IDLE), metadata, and its round's record.
 struct StepWork {
   std::vector<std::shared_ptr<const SamplePayload>> rows;
   StepInfo info;
+  std::shared_ptr<const RoundRecord> round;
 };
 
 using SampleStartPtr = std::shared_ptr<const SampleStart>;
