@@ -1,7 +1,8 @@
 // `odbatch run` with ranks that are processes over loopback (the store on rank 0, Gloo between
 // the ranks): the same batches as the in-process backend with the same world size, and faults
 // (a rank stopped or killed mid-epoch) that make every surviving rank fail fast, naming the rank
-// and the round, with no process left running.
+// and the round, with no process left running. In-process ranks get injected faults through
+// PipelineOptions::collective; `odbatch run` through ODBATCH_FAULT.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "cli_test_support.hpp"
+#include "odbatch/dist/fault_injecting_collective.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/dist/local_launcher.hpp"
 #include "pipeline_test_support.hpp"
@@ -326,6 +328,45 @@ TEST_CASE("a rank killed mid-epoch: the others fail fast, naming it and the roun
     CHECK(contains(rounds.back()["failure"].get<std::string>(), "rank 1"));
     CHECK(!rounds.front().contains("failure"));
   }
+}
+
+TEST_CASE("a fault injected through PipelineOptions::collective fails every in-process rank") {
+  test::require_dataset();
+  constexpr std::uint32_t kWorld = 3;
+  const auto dir = fresh_dir("inproc_fault");
+  const auto config = PipelineConfig::from_toml_file(
+      write_config(dir, mixed_records(300, 0),
+                   "[distributed]\nflight_recorder_dir = \"" + dir.string() + "\"\n"));
+  const auto group = InprocGroup::create(kWorld);
+  PipelineOptions options;
+  options.collective =
+      round_collective_with_fault(FaultSpec{FaultKind::corrupt, /*rank=*/1, /*round=*/2});
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kWorld);
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        Pipeline pipeline(config, DistEnv::inproc(group, rank, kWorld), options);
+        pipeline.start_epoch(0);
+        test::drain(pipeline);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
+    CAPTURE(rank);
+    CHECK_MESSAGE(contains(errors[rank], "round 2: malformed proposal from rank 1"), errors[rank]);
+  }
+}
+
+TEST_CASE("odbatch run refuses a malformed ODBATCH_FAULT, naming it") {
+  ::setenv("ODBATCH_FAULT", "kind=kill", 1);
+  const auto run = test::run_cli("run --no-progress " +
+                                 test::shell_quoted(test::scratch().path("never-read.toml")));
+  ::unsetenv("ODBATCH_FAULT");
+  CHECK(run.status == 2);
+  CHECK_MESSAGE(contains(run.err, "ODBATCH_FAULT: fault spec: rank= is missing"), run.err);
 }
 
 }  // namespace
