@@ -3,7 +3,6 @@
 #include <gloo/allreduce.h>
 #include <gloo/math.h>
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -42,8 +41,7 @@ TrainerAllreduce::TrainerAllreduce(const DistEnv& dist, std::chrono::millisecond
   if (dist.world_size <= 1) return;
   impl_->store = std::make_unique<TrainerStore>(dist, timeout);
   TrainerGlooOptions gloo;
-  const char* hostname = std::getenv("ODBATCH_GLOO_HOSTNAME");
-  gloo.hostname = hostname && *hostname ? hostname : dist.master_addr;
+  gloo.hostname = dist.gloo_hostname.empty() ? dist.master_addr : dist.gloo_hostname;
   gloo.timeout = timeout;
   impl_->context =
       connect_trainer_gloo_context(impl_->store->keys(), dist.rank, dist.world_size, gloo);

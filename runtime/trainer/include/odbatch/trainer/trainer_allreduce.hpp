@@ -13,11 +13,11 @@ namespace odbatch {
 
 class TrainerAllreduce {
  public:
-  // Connects rank dist.rank of dist.world_size through the store at MASTER_ADDR:MASTER_PORT
-  // (ODBATCH_STORE_TOKEN and ODBATCH_GLOO_HOSTNAME as for the loader). The
-  // store is rank 0's pipeline's, so construct the Pipeline first. A single rank connects to
-  // nothing. Throws std::runtime_error naming the rank when the mesh is not built in `timeout`,
-  // which also bounds every later sum.
+  // Connects rank dist.rank of dist.world_size through the store at master_addr:master_port
+  // (TrainerStore), its Gloo pairs at dist.gloo_hostname, else at master_addr. The store is
+  // rank 0's pipeline's, so construct the Pipeline first. A single rank connects to nothing. Throws
+  // std::runtime_error naming the rank when the mesh is not built in `timeout`, which also bounds
+  // every later sum.
   explicit TrainerAllreduce(const DistEnv& dist,
                             std::chrono::milliseconds timeout = std::chrono::seconds(60));
   ~TrainerAllreduce();
