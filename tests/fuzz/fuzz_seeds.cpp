@@ -20,6 +20,7 @@
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 #include "odbatch/proto_msgs/proposal_codec.hpp"
 #include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/source/record_reader.hpp"
 #include "odbatch/store/store.hpp"
 #include "odbatch/store/store_wire.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"

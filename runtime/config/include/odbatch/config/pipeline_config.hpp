@@ -12,12 +12,12 @@
 #include "odbatch/batch/batch.hpp"
 #include "odbatch/core/config.hpp"
 #include "odbatch/dist/distributed_config.hpp"
-#include "odbatch/image/image_file.hpp"
-#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/image_file_limits.hpp"
+#include "odbatch/image/jpeg_decoder_limits.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/source/epoch_shard.hpp"
-#include "odbatch/source/record_reader.hpp"
-#include "odbatch/text/chat_tokenizer.hpp"
+#include "odbatch/source/record_reader_options.hpp"
+#include "odbatch/text/tokenizer_options.hpp"
 
 namespace odbatch {
 

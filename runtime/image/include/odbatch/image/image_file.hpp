@@ -7,17 +7,9 @@
 
 #include "odbatch/core/config.hpp"
 #include "odbatch/image/image_error.hpp"
+#include "odbatch/image/image_file_limits.hpp"
 
 namespace odbatch {
-
-struct ImageFileLimits {
-  std::uint64_t max_file_bytes = std::uint64_t{64} << 20;  // 64 MiB
-
-  friend bool operator==(const ImageFileLimits&, const ImageFileLimits&) = default;
-};
-
-// Throws ConfigError when max_file_bytes is zero.
-void validate(const ImageFileLimits& limits);
 
 // The bytes of `image_root / relative_path`. Errors name the full path:
 // - bad_path: `relative_path` is empty, holds a NUL byte, is absolute, or leaves the root once

@@ -20,22 +20,12 @@
 #include <vector>
 
 #include "odbatch/image/bicubic_resampler.hpp"
-#include "odbatch/proto_msgs/decoded_image.hpp"
 #include "odbatch/image/image_error.hpp"
+#include "odbatch/image/jpeg_decoder_limits.hpp"
 #include "odbatch/image/vision_geometry.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
 
 namespace odbatch {
-
-// Pixel-bomb limits, checked against the header before anything is allocated.
-struct JpegDecoderLimits {
-  std::uint64_t max_source_pixels = 64'000'000;  // width * height as declared
-  std::uint32_t max_source_side = 32'768;        // the longer side as declared
-
-  friend bool operator==(const JpegDecoderLimits&, const JpegDecoderLimits&) = default;
-};
-
-// Throws ConfigError naming the first field that is zero.
-void validate(const JpegDecoderLimits& limits);
 
 enum class ChromaSubsampling : std::uint8_t { s444, s422, s420, grey, s440, s411 };
 enum class JpegColorspace : std::uint8_t { rgb, ycbcr, grey, cmyk, ycck };

@@ -9,16 +9,12 @@
 
 #include "odbatch/core/sample.hpp"
 #include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/record_reader_options.hpp"
 #include "odbatch/source/record_rejection.hpp"
 
 namespace odbatch {
 
 class FileDescriptor;
-
-struct RecordReaderOptions {
-  // Longer records are rejected (record_too_long) without being read into memory.
-  std::uint64_t max_record_bytes = std::uint64_t{64} << 20;
-};
 
 struct Record {
   SampleId id = 0;

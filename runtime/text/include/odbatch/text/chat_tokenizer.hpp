@@ -9,32 +9,12 @@
 #include <string>
 
 #include "odbatch/core/config.hpp"
-#include "odbatch/source/conversation.hpp"
+#include "odbatch/core/conversation.hpp"
 #include "odbatch/text/chat_template.hpp"
 #include "odbatch/text/tokenize_result.hpp"
+#include "odbatch/text/tokenizer_options.hpp"
 
 namespace odbatch {
-
-struct TokenizerOptions {
-  ChatTemplate chat_template = ChatTemplate::chatml;
-  std::uint32_t max_seq_len = 16384;
-  OverLengthPolicy over_length = OverLengthPolicy::truncate;
-  ZeroLabelPolicy zero_labels = ZeroLabelPolicy::reject;
-  // Pieces emitted by id; each must be a single piece of the model.
-  std::string image_piece = "<|image_pad|>";
-  std::string vision_start_piece = "<|vision_start|>";
-  std::string vision_end_piece = "<|vision_end|>";
-  // The system message of conversations that do not start with one; unset: none is added.
-  std::optional<std::string> default_system_prompt;
-  // Whether the model's BOS starts the sequence (chatml) or every [INST] pair (llama2); unset:
-  // each template's own convention (chatml no, llama2 yes).
-  std::optional<bool> add_bos;
-
-  friend bool operator==(const TokenizerOptions&, const TokenizerOptions&) = default;
-};
-
-// Throws ConfigError naming the first invalid field.
-void validate(const TokenizerOptions& options);
 
 // A model that cannot serve the options: not a regular file, unreadable, not a sentencepiece
 // model, or lacking a piece or control token the template needs. A ConfigError of the field
