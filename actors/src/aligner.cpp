@@ -1,5 +1,4 @@
 #include "odbatch/core/window.hpp"
-#include "pipeline_messages.hpp"
 #include "round_actors.hpp"
 
 namespace odbatch::actors {
@@ -29,7 +28,7 @@ struct AlignerState {
 
 namespace {
 
-void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) {
+void apply_plan(aligner_actor::stateful_pointer<AlignerState> self, const RoundPlan& plan) {
   auto& s = self->state;
   auto& context = *s.context;
   const std::uint32_t rank = context.resources().rank;
@@ -42,9 +41,9 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
       for (auto index : mine.group(step)) s.proposed.emitted_at[index] = step;
     const auto record = std::make_shared<const RoundRecord>(std::move(s.proposed));
     for (std::uint32_t step = 0; step < plan.steps; ++step) {
-      auto work = std::make_shared<StepWork>();
-      work->round = record;
-      StepInfo& info = work->info;
+      StepWork work;
+      work.round = record;
+      StepInfo& info = work.info;
       const StepGroup& group = mine.steps[step];
       info.epoch = context.epoch();
       info.step = s.steps + step;
@@ -62,7 +61,7 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
       info.global_tokens_consumed = s.global_tokens;
       for (auto index : mine.group(step)) {
         const auto& sample = s.payloads[index];
-        work->rows.push_back(sample);
+        work.rows.push_back(sample);
         info.sample_ids.push_back(sample->id);
         info.source_files.push_back(sample->source_file);
       }
@@ -70,7 +69,7 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
       if (info.step < s.first_step_to_emit) continue;
       if (auto* ledger = context.ledger())
         ledger->step(context.epoch(), info.step, plan.round, info.idle, info.sample_ids);
-      self->send(context.wiring().emitter, StepWorkPtr(std::move(work)));
+      self->send(context.wiring().emitter, std::move(work));
     }
     // The deferred samples stay, in window order, one round older.
     std::vector<std::shared_ptr<const SamplePayload>> kept;
@@ -90,13 +89,13 @@ void apply_plan(caf::stateful_actor<AlignerState>* self, const RoundPlan& plan) 
   }
 }
 
-void try_propose(caf::stateful_actor<AlignerState>* self) {
+void try_propose(aligner_actor::stateful_pointer<AlignerState> self) {
   auto& s = self->state;
   if (s.epoch_over || s.awaiting_plan || s.closed_round != s.round || !s.previous_round_emitted ||
       !s.primed)
     return;
   auto& context = *s.context;
-  auto proposal = std::make_shared<Proposal>();
+  Proposal proposal;
   {
     StageTimer timer(context.stats().aligner);
     for (auto& sample : s.incoming) {
@@ -104,12 +103,12 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
       s.payloads.push_back(std::move(sample));
     }
     s.incoming.clear();
-    proposal->epoch = context.epoch();
-    proposal->round = s.round;
-    proposal->state = !s.exhausted       ? RankState::active
-                      : s.window.empty() ? RankState::done
-                                         : RankState::draining;
-    s.window.describe(*proposal);
+    proposal.epoch = context.epoch();
+    proposal.round = s.round;
+    proposal.state = !s.exhausted       ? RankState::active
+                     : s.window.empty() ? RankState::done
+                                        : RankState::draining;
+    s.window.describe(proposal);
     RoundRecord& record = s.proposed;
     record = RoundRecord{};
     record.round = s.round;
@@ -126,8 +125,8 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
   // The next round's admission overlaps this round's planning and emission.
   self->send(context.wiring().packer, open_atom::value, s.round + 1);
   self->request(context.wiring().coordinator, caf::infinite, propose_atom::value,
-                ProposalPtr(std::move(proposal)))
-      .then([=](const RoundPlanPtr& plan) { apply_plan(self, *plan); },
+                std::move(proposal))
+      .then([=](const RoundPlan& plan) { apply_plan(self, plan); },
             [=](caf::error& error) {
               self->state.context->fail("coordinator: " + self->system().render(error));
             });
@@ -135,7 +134,8 @@ void try_propose(caf::stateful_actor<AlignerState>* self) {
 
 }  // namespace
 
-caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochContextPtr context) {
+aligner_actor::behavior_type aligner_behavior(aligner_actor::stateful_pointer<AlignerState> self,
+                                              EpochContextPtr context) {
   report_exceptions_to(self, context, "aligner");
   self->state.context = context;
   const auto& start = context->start();
@@ -147,11 +147,11 @@ caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochCon
   // An empty shard sends the joiner nothing, so nothing would ever prime the first round.
   self->state.primed = context->shard().size() == 0;
   return {
-      [=](admit_atom, const JoinedPtr& joined) { self->state.incoming.push_back(joined->sample); },
-      [=](restore_atom, const JoinedPtr& joined, std::uint32_t age) {
+      [=](admit_atom, const Joined& joined) { self->state.incoming.push_back(joined.sample); },
+      [=](restore_atom, const Joined& joined, std::uint32_t age) {
         auto& s = self->state;
-        s.window.restore(joined->sample->cost(), age);
-        s.payloads.push_back(joined->sample);
+        s.window.restore(joined.sample->cost(), age);
+        s.payloads.push_back(joined.sample);
       },
       [=](close_atom, std::uint64_t round, bool exhausted, std::uint64_t consumed) {
         // The next round may close while this one is still being planned; it waits its turn.
@@ -171,7 +171,7 @@ caf::behavior aligner_behavior(caf::stateful_actor<AlignerState>* self, EpochCon
   };
 }
 
-caf::actor spawn_aligner(caf::actor_system& system, EpochContextPtr context) {
+aligner_actor spawn_aligner(caf::actor_system& system, EpochContextPtr context) {
   return system.spawn(aligner_behavior, std::move(context));
 }
 

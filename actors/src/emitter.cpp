@@ -1,18 +1,8 @@
+#include "emitter.hpp"
+
 #include <chrono>
 
-#include "odbatch/batch/batch_collator.hpp"
-#include "odbatch/batch/batch_pool.hpp"
-#include "pipeline_messages.hpp"
-#include "round_actors.hpp"
-
 namespace odbatch::actors {
-
-struct EmitterState {
-  EpochContextPtr context;
-  std::optional<BatchCollator> collator;
-  std::shared_ptr<BatchPool> pool = BatchPool::create();
-  std::vector<const SamplePayload*> rows;
-};
 
 namespace {
 
@@ -40,29 +30,30 @@ void count_batch(PipelineStats& stats, const Batch& batch) {
 
 }  // namespace
 
-caf::behavior emitter_behavior(caf::stateful_actor<EmitterState>* self, EpochContextPtr context) {
+emitter_actor::behavior_type emitter_behavior(emitter_actor::stateful_pointer<EmitterState> self,
+                                              EpochContextPtr context) {
   report_exceptions_to(self, context, "emitter");
   self->state.context = context;
   const auto& flow = context->config().flow;
   self->state.collator.emplace(CollatorOptions{flow.layout, flow.pad_id, flow.pad_id});
   return {
-      [=](const StepWorkPtr& work) {
+      [=](const StepWork& work) {
         auto& s = self->state;
         auto& stats = s.context->stats();
         auto batch = s.pool->acquire();
         {
           StageTimer timer(stats.emitter);
-          if (work->info.idle) {
-            s.collator->collate_idle(work->info, *batch);
+          if (work.info.idle) {
+            s.collator->collate_idle(work.info, *batch);
           } else {
             s.rows.clear();
-            for (const auto& row : work->rows) s.rows.push_back(row.get());
-            s.collator->collate(s.rows, work->info, *batch);
+            for (const auto& row : work.rows) s.rows.push_back(row.get());
+            s.collator->collate(s.rows, work.info, *batch);
           }
         }
         count_batch(stats, *batch);
         const auto wait_start = std::chrono::steady_clock::now();
-        const bool accepted = s.context->queue().push({std::move(batch), work->round});
+        const bool accepted = s.context->queue().push({std::move(batch), work.round});
         if (accepted) stats.batch_queue.depth.fetch_add(1, std::memory_order_relaxed);
         stats.emitter.blocked_ns.fetch_add(nanoseconds_since(wait_start),
                                            std::memory_order_relaxed);
@@ -83,7 +74,7 @@ caf::behavior emitter_behavior(caf::stateful_actor<EmitterState>* self, EpochCon
   };
 }
 
-caf::actor spawn_emitter(caf::actor_system& system, EpochContextPtr context) {
+emitter_actor spawn_emitter(caf::actor_system& system, EpochContextPtr context) {
   return system.spawn<caf::detached>(emitter_behavior, std::move(context));
 }
 

@@ -5,9 +5,12 @@
 namespace odbatch::actors {
 
 std::vector<caf::actor> Wiring::all() const {
-  std::vector<caf::actor> actors{reader, joiner, packer, aligner, coordinator, emitter};
-  actors.insert(actors.end(), tokenizers.begin(), tokenizers.end());
-  actors.insert(actors.end(), image_decoders.begin(), image_decoders.end());
+  std::vector<caf::actor> actors{
+      caf::actor_cast<caf::actor>(reader),      caf::actor_cast<caf::actor>(joiner),
+      caf::actor_cast<caf::actor>(packer),      caf::actor_cast<caf::actor>(aligner),
+      caf::actor_cast<caf::actor>(coordinator), caf::actor_cast<caf::actor>(emitter)};
+  for (const auto& worker : tokenizers) actors.push_back(caf::actor_cast<caf::actor>(worker));
+  for (const auto& worker : image_decoders) actors.push_back(caf::actor_cast<caf::actor>(worker));
   return actors;
 }
 

@@ -2,8 +2,6 @@
 // What every actor of one epoch shares: the pipeline's resources, the epoch's shard and start (all
 // read-only once the actors run), where they report (the batch queue to the trainer, counters,
 // the ledger), and the epoch's single failure path. Actors keep their state to themselves.
-#include <caf/all.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -23,6 +21,7 @@
 #include "odbatch/dist/flight_recorder.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
+#include "odbatch/proto_msgs/actor_interfaces.hpp"
 #include "odbatch/source/epoch_shard.hpp"
 #include "odbatch/source/jsonl_index.hpp"
 #include "odbatch/source/record_reader.hpp"
@@ -55,8 +54,14 @@ struct PipelineResources {
 
 // The epoch's actors, filled in before any of them starts.
 struct Wiring {
-  caf::actor reader, joiner, packer, aligner, coordinator, emitter;
-  std::vector<caf::actor> tokenizers, image_decoders;
+  reader_actor reader;
+  joiner_actor joiner;
+  packer_actor packer;
+  aligner_actor aligner;
+  coordinator_actor coordinator;
+  emitter_actor emitter;
+  std::vector<tokenizer_worker_actor> tokenizers;
+  std::vector<image_decoder_worker_actor> image_decoders;
 
   std::vector<caf::actor> all() const;
 };

@@ -1,5 +1,4 @@
 #include "odbatch/image/jpeg_decoder.hpp"
-#include "pipeline_messages.hpp"
 #include "worker_jitter.hpp"
 #include "workers.hpp"
 
@@ -17,8 +16,9 @@ constexpr int kOutstandingDemands = 2;
 
 }  // namespace
 
-caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWorkerState>* self,
-                                            EpochContextPtr context, std::uint32_t worker) {
+image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
+    image_decoder_worker_actor::stateful_pointer<ImageDecoderWorkerState> self,
+    EpochContextPtr context, std::uint32_t worker) {
   report_exceptions_to(self, context, "image decoder worker");
   self->state.context = context;
   // Seeded apart from the tokenizer workers, whose numbers start at 0 too.
@@ -28,38 +28,41 @@ caf::behavior image_decoder_worker_behavior(caf::stateful_actor<ImageDecoderWork
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)
-          self->send(self->state.context->wiring().reader, image_demand_atom::value);
+          self->send(self->state.context->wiring().reader, image_demand_atom::value,
+                     caf::actor_cast<image_decoder_worker_actor>(self));
       },
-      [=](const ImageTaskPtr& task) {
+      [=](const ImageTask& task) {
         auto& s = self->state;
         auto& epoch = *s.context;
-        auto done = std::make_shared<ImageDone>();
-        done->seq = task->seq;
-        done->image = task->image;
+        ImageDone done;
+        done.seq = task.seq;
+        done.image = task.image;
         {
           StageTimer timer(epoch.stats().image_decoder);
           // The image that travels to the collator is the one allocation; the decoder's own
           // buffers (the DCT-scaled decode, the grey resize) are reused from image to image.
-          auto decoded = s.decoder.decode(*task->jpeg, epoch.config().images.geometry);
+          auto decoded = s.decoder.decode(*task.jpeg, epoch.config().images.geometry);
           if (!decoded) {
             // Worded as the reader words the header stage's: the record's "file:line" first.
             const auto& error = decoded.error();
-            done->rejection = Rejection{task->id, std::string(to_string(error.kind)),
-                                        epoch.resources().index->describe(task->id) + ": image " +
-                                            task->path + ": " + error.message};
+            done.rejection = Rejection{task.id, std::string(to_string(error.kind)),
+                                       epoch.resources().index->describe(task.id) + ": image " +
+                                           task.path + ": " + error.message};
           } else {
-            done->decoded = std::make_shared<DecodedImage>(std::move(decoded).value());
+            done.decoded = std::make_shared<DecodedImage>(std::move(decoded).value());
           }
         }
         s.jitter.delay();
-        self->send(epoch.wiring().joiner, ImageDonePtr(std::move(done)));
-        self->send(epoch.wiring().reader, image_demand_atom::value);
+        self->send(epoch.wiring().joiner, std::move(done));
+        self->send(epoch.wiring().reader, image_demand_atom::value,
+                   caf::actor_cast<image_decoder_worker_actor>(self));
       },
   };
 }
 
-caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context,
-                                      std::uint32_t worker) {
+image_decoder_worker_actor spawn_image_decoder_worker(caf::actor_system& system,
+                                                      EpochContextPtr context,
+                                                      std::uint32_t worker) {
   return system.spawn(image_decoder_worker_behavior, std::move(context), worker);
 }
 

@@ -1,16 +1,15 @@
 #include "joiner.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
-
-#include "pipeline_messages.hpp"
 
 namespace odbatch::actors {
 
 namespace {
 
 struct PendingSample {
-  SampleStartPtr start;  // null until the reader's announcement arrives
+  std::optional<SampleStart> start;  // until the reader's announcement arrives
   std::uint32_t parts_arrived = 0;
   std::shared_ptr<SamplePayload> sample;  // from the tokenizer
   std::vector<std::shared_ptr<DecodedImage>> images;
@@ -39,11 +38,11 @@ void note_rejection(PendingSample& p, const std::optional<Rejection>& rejection)
   if (rejection && !p.rejection) p.rejection = rejection;
 }
 
-JoinedPtr assemble(PendingSample& p) {
-  auto joined = std::make_shared<Joined>();
+Joined assemble(PendingSample& p) {
+  Joined joined;
   if (!p.rejection && p.start->rejection) p.rejection = p.start->rejection;
   if (p.rejection) {
-    joined->rejection = std::move(p.rejection);
+    joined.rejection = std::move(p.rejection);
     return joined;
   }
   auto& sample = *p.sample;
@@ -51,23 +50,24 @@ JoinedPtr assemble(PendingSample& p) {
   sample.line = p.start->line;
   sample.images.reserve(p.images.size());
   for (auto& image : p.images) sample.images.push_back(std::move(*image));
-  joined->sample = std::move(p.sample);
+  joined.sample = std::move(p.sample);
   return joined;
 }
 
-void release(caf::stateful_actor<JoinerState>* self) {
+void release(joiner_actor::stateful_pointer<JoinerState> self) {
   auto& s = self->state;
   std::uint32_t released = 0;
   while (s.wanted > 0) {
     const auto it = s.pending.find(s.next_out);
     if (it == s.pending.end() || !it->second.complete()) break;
-    JoinedPtr joined;
+    Joined joined;
     {
       StageTimer timer(s.context->stats().joiner);
       joined = assemble(it->second);
     }
-    if (joined->sample) --s.wanted;
-    self->send(s.context->wiring().packer, joined);
+    const bool accepted = joined.sample != nullptr;
+    self->send(s.context->wiring().packer, std::move(joined));
+    if (accepted) --s.wanted;
     s.pending.erase(it);
     ++s.next_out;
     ++released;
@@ -78,7 +78,7 @@ void release(caf::stateful_actor<JoinerState>* self) {
 // The first round's batches wait for the lookahead: without it, the second round would need a
 // whole window of new samples while the first round's steps hold only its good groups (about 60%
 // of a window on real data), and a trainer only a little slower than the pipeline would wait.
-void prime_if_ready(caf::stateful_actor<JoinerState>* self) {
+void prime_if_ready(joiner_actor::stateful_pointer<JoinerState> self) {
   auto& s = self->state;
   auto& context = *s.context;
   // A shard shorter than the first round's threshold leaves `wanted` above zero for good.
@@ -97,32 +97,33 @@ void prime_if_ready(caf::stateful_actor<JoinerState>* self) {
 
 }  // namespace
 
-caf::behavior joiner_behavior(caf::stateful_actor<JoinerState>* self, EpochContextPtr context) {
+joiner_actor::behavior_type joiner_behavior(joiner_actor::stateful_pointer<JoinerState> self,
+                                            EpochContextPtr context) {
   report_exceptions_to(self, context, "joiner");
   self->state.context = context;
   return {
-      [=](const SampleStartPtr& start) {
-        auto& p = self->state.pending[start->seq];
+      [=](const SampleStart& start) {
+        auto& p = self->state.pending[start.seq];
         p.start = start;
-        p.images.resize(start->parts > 0 ? start->parts - 1 : 0);
+        p.images.resize(start.parts > 0 ? start.parts - 1 : 0);
         release(self);
         prime_if_ready(self);
       },
-      [=](const TextDonePtr& done) {
-        auto& p = self->state.pending[done->seq];
+      [=](const TextDone& done) {
+        auto& p = self->state.pending[done.seq];
         ++p.parts_arrived;
-        note_rejection(p, done->rejection);
-        if (done->sample) p.sample = done->sample;
+        note_rejection(p, done.rejection);
+        if (done.sample) p.sample = done.sample;
         release(self);
         prime_if_ready(self);
       },
-      [=](const ImageDonePtr& done) {
-        auto& p = self->state.pending[done->seq];
+      [=](const ImageDone& done) {
+        auto& p = self->state.pending[done.seq];
         ++p.parts_arrived;
-        note_rejection(p, done->rejection);
-        if (done->decoded) {
-          if (p.images.size() <= done->image) p.images.resize(done->image + 1);
-          p.images[done->image] = done->decoded;
+        note_rejection(p, done.rejection);
+        if (done.decoded) {
+          if (p.images.size() <= done.image) p.images.resize(done.image + 1);
+          p.images[done.image] = done.decoded;
         }
         release(self);
         prime_if_ready(self);
@@ -136,7 +137,7 @@ caf::behavior joiner_behavior(caf::stateful_actor<JoinerState>* self, EpochConte
   };
 }
 
-caf::actor spawn_joiner(caf::actor_system& system, EpochContextPtr context) {
+joiner_actor spawn_joiner(caf::actor_system& system, EpochContextPtr context) {
   return system.spawn(joiner_behavior, std::move(context));
 }
 

@@ -7,6 +7,6 @@
 
 namespace odbatch::actors {
 
-caf::actor spawn_joiner(caf::actor_system& system, EpochContextPtr context);
+joiner_actor spawn_joiner(caf::actor_system& system, EpochContextPtr context);
 
 }  // namespace odbatch::actors

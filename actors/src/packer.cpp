@@ -1,9 +1,7 @@
 #include "odbatch/core/round_admission.hpp"
 #include "odbatch/core/screening.hpp"
 #include "odbatch/core/warmup.hpp"
-#include "pipeline_messages.hpp"
 #include "round_actors.hpp"
-#include "workers.hpp"
 
 namespace odbatch::actors {
 
@@ -19,7 +17,7 @@ struct PackerState {
 
 namespace {
 
-void request_more(caf::stateful_actor<PackerState>* self) {
+void request_more(packer_actor::stateful_pointer<PackerState> self) {
   auto& s = self->state;
   const std::uint32_t wanted = s.admission.still_wanted();
   if (wanted > s.requested) {
@@ -28,23 +26,23 @@ void request_more(caf::stateful_actor<PackerState>* self) {
   }
 }
 
-void close_round(caf::stateful_actor<PackerState>* self) {
+void close_round(packer_actor::stateful_pointer<PackerState> self) {
   auto& s = self->state;
   self->send(s.context->wiring().aligner, close_atom::value, s.round, s.admission.exhausted(),
              s.admission.consumed());
 }
 
-void close_if_admitted(caf::stateful_actor<PackerState>* self) {
+void close_if_admitted(packer_actor::stateful_pointer<PackerState> self) {
   auto& s = self->state;
   if (s.admission.wants_more()) return request_more(self);
   close_round(self);
 }
 
 // The replayed round's window is the restored samples alone: it closes once they are back.
-void restore(caf::stateful_actor<PackerState>* self, const JoinedPtr& joined) {
+void restore(packer_actor::stateful_pointer<PackerState> self, const Joined& joined) {
   auto& s = self->state;
-  if (!joined->sample) {
-    const auto& rejection = *joined->rejection;
+  if (!joined.sample) {
+    const auto& rejection = *joined.rejection;
     return s.context->fail("cannot resume: sample " + std::to_string(rejection.id) +
                            " of the checkpoint's window is now rejected (" + rejection.reason +
                            "): " + rejection.detail + "; has the dataset changed?");
@@ -55,7 +53,7 @@ void restore(caf::stateful_actor<PackerState>* self, const JoinedPtr& joined) {
   if (s.restored == s.to_restore) close_round(self);
 }
 
-void open_round(caf::stateful_actor<PackerState>* self, std::uint64_t round) {
+void open_round(packer_actor::stateful_pointer<PackerState> self, std::uint64_t round) {
   auto& s = self->state;
   s.round = round;
   s.admission.begin_round(admission_threshold(s.context->config().batching, round));
@@ -77,7 +75,8 @@ std::optional<Rejection> screen(const SamplePayload& sample, const EpochContext&
 
 }  // namespace
 
-caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochContextPtr context) {
+packer_actor::behavior_type packer_behavior(packer_actor::stateful_pointer<PackerState> self,
+                                            EpochContextPtr context) {
   report_exceptions_to(self, context, "packer");
   self->state.context = context;
   self->state.to_restore = static_cast<std::uint32_t>(context->start().restored_ages.size());
@@ -91,14 +90,14 @@ caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochConte
         self->send(s.context->wiring().joiner, want_atom::value, s.to_restore);
       },
       [=](open_atom, std::uint64_t round) { open_round(self, round); },
-      [=](const JoinedPtr& joined) {
+      [=](const Joined& joined) {
         auto& s = self->state;
         if (s.restored < s.to_restore) return restore(self, joined);
-        std::optional<Rejection> rejection = joined->rejection;
-        if (joined->sample) {
+        std::optional<Rejection> rejection = joined.rejection;
+        if (joined.sample) {
           --s.requested;
           StageTimer timer(s.context->stats().packer);
-          if (!rejection) rejection = screen(*joined->sample, *s.context);
+          if (!rejection) rejection = screen(*joined.sample, *s.context);
         }
         if (rejection) {
           s.admission.count_rejected();
@@ -112,7 +111,7 @@ caf::behavior packer_behavior(caf::stateful_actor<PackerState>* self, EpochConte
   };
 }
 
-caf::actor spawn_packer(caf::actor_system& system, EpochContextPtr context) {
+packer_actor spawn_packer(caf::actor_system& system, EpochContextPtr context) {
   return system.spawn(packer_behavior, std::move(context));
 }
 

@@ -160,9 +160,9 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
     w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch, i));
   // Every handle is in place before any actor starts.
-  for (const auto& worker : w.tokenizers) caf::anon_send(worker, actors::start_atom::value);
-  for (const auto& worker : w.image_decoders) caf::anon_send(worker, actors::start_atom::value);
-  caf::anon_send(w.packer, actors::start_atom::value);
+  for (const auto& worker : w.tokenizers) caf::anon_send(worker, start_atom::value);
+  for (const auto& worker : w.image_decoders) caf::anon_send(worker, start_atom::value);
+  caf::anon_send(w.packer, start_atom::value);
   epoch_finished = false;
   batches_taken = steps_taken;
 }

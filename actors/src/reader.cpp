@@ -7,7 +7,6 @@
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/source/conversation_parser.hpp"
-#include "pipeline_messages.hpp"
 
 namespace odbatch::actors {
 
@@ -19,10 +18,10 @@ struct ReaderState {
   // Since when the reader has had records left but no credit: it waits on the joiner.
   std::optional<std::chrono::steady_clock::time_point> starved_since;
   bool reading = false;
-  std::deque<TextTaskPtr> text_tasks;
-  std::deque<ImageTaskPtr> image_tasks;
-  std::vector<caf::actor> idle_tokenizers;
-  std::vector<caf::actor> idle_decoders;
+  std::deque<TextTask> text_tasks;
+  std::deque<ImageTask> image_tasks;
+  std::vector<tokenizer_worker_actor> idle_tokenizers;
+  std::vector<image_decoder_worker_actor> idle_decoders;
   JpegDecoder header_reader;
 };
 
@@ -50,7 +49,7 @@ std::variant<Conversation, RecordRejection> parse_record(std::string_view text,
 
 // Reads shard position `seq` into its work items, or the reason it cannot become a sample.
 void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
-                 std::vector<ImageTaskPtr>& images, TextTaskPtr& text) {
+                 std::vector<ImageTask>& images, TextTask& text) {
   const auto& resources = s.context->resources();
   const SampleId id = s.context->shard()[seq];
   start.seq = seq;
@@ -71,14 +70,13 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
     start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
     return;
   }
-  auto task = std::make_shared<TextTask>();
-  task->seq = seq;
-  task->id = id;
-  task->where = where;
-  task->conversation = std::move(std::get<Conversation>(parsed));
+  text.seq = seq;
+  text.id = id;
+  text.where = where;
+  text.conversation = std::move(std::get<Conversation>(parsed));
   const auto& image_config = resources.config.images;
-  for (std::uint32_t i = 0; i < task->conversation.images.size(); ++i) {
-    const auto& path = task->conversation.images[i];
+  for (std::uint32_t i = 0; i < text.conversation.images.size(); ++i) {
+    const auto& path = text.conversation.images[i];
     auto fail = [&](const ImageError& e) {
       start.rejection = rejection_of(id, std::string(to_string(e.kind)),
                                      where + ": image " + path + ": " + e.message);
@@ -91,28 +89,27 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
     const auto target =
         smart_resize(header.value().height, header.value().width, image_config.geometry);
     if (!target) return fail(target.error());
-    task->visual_tokens.push_back(target.value().grid.tokens);
-    auto image = std::make_shared<ImageTask>();
-    image->seq = seq;
-    image->id = id;
-    image->image = i;
-    image->path = path;
-    image->jpeg = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes).value());
+    text.visual_tokens.push_back(target.value().grid.tokens);
+    ImageTask image;
+    image.seq = seq;
+    image.id = id;
+    image.image = i;
+    image.path = path;
+    image.jpeg = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes).value());
     images.push_back(std::move(image));
   }
   start.parts = 1 + static_cast<std::uint32_t>(images.size());
-  text = std::move(task);
 }
 
-void dispatch(caf::stateful_actor<ReaderState>* self) {
+void dispatch(reader_actor::stateful_pointer<ReaderState> self) {
   auto& s = self->state;
   while (!s.text_tasks.empty() && !s.idle_tokenizers.empty()) {
-    self->send(s.idle_tokenizers.back(), s.text_tasks.front());
+    self->send(s.idle_tokenizers.back(), std::move(s.text_tasks.front()));
     s.idle_tokenizers.pop_back();
     s.text_tasks.pop_front();
   }
   while (!s.image_tasks.empty() && !s.idle_decoders.empty()) {
-    self->send(s.idle_decoders.back(), s.image_tasks.front());
+    self->send(s.idle_decoders.back(), std::move(s.image_tasks.front()));
     s.idle_decoders.pop_back();
     s.image_tasks.pop_front();
   }
@@ -140,17 +137,18 @@ bool can_read(const ReaderState& s) {
   return s.credits > 0 && s.next_seq < s.context->shard().size() && !s.context->failed();
 }
 
-void keep_reading(caf::stateful_actor<ReaderState>* self) {
+void keep_reading(reader_actor::stateful_pointer<ReaderState> self) {
   auto& s = self->state;
   if (!s.reading && can_read(s)) {
     s.reading = true;
-    self->send(self, read_atom::value);
+    self->send(caf::actor_cast<reader_actor>(self), read_atom::value);
   }
 }
 
 }  // namespace
 
-caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochContextPtr context) {
+reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<ReaderState> self,
+                                            EpochContextPtr context) {
   report_exceptions_to(self, context, "reader");
   self->state.context = context;
   self->state.capacity =
@@ -166,30 +164,30 @@ caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochConte
         const auto& joiner = s.context->wiring().joiner;
         for (int n = 0; n < kRecordsPerTurn && can_read(s); ++n) {
           StageTimer timer(s.context->stats().reader);
-          auto start = std::make_shared<SampleStart>();
-          std::vector<ImageTaskPtr> images;
-          TextTaskPtr text;
-          read_record(s, s.next_seq++, *start, images, text);
+          SampleStart start;
+          std::vector<ImageTask> images;
+          TextTask text;
+          read_record(s, s.next_seq++, start, images, text);
           --s.credits;
           s.context->stats().records_read.fetch_add(1, std::memory_order_relaxed);
           // A record rejected part way (e.g. at its second image) has no work left to do.
-          if (!start->rejection) {
+          if (!start.rejection) {
             s.text_tasks.push_back(std::move(text));
             for (auto& image : images) s.image_tasks.push_back(std::move(image));
           }
-          self->send(joiner, SampleStartPtr(std::move(start)));
+          self->send(joiner, std::move(start));
         }
         credits_changed(s);
         dispatch(self);
         keep_reading(self);
       },
-      [=](text_demand_atom) {
-        self->state.idle_tokenizers.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+      [=](text_demand_atom, const tokenizer_worker_actor& worker) {
+        self->state.idle_tokenizers.push_back(worker);
         dispatch(self);
         keep_reading(self);
       },
-      [=](image_demand_atom) {
-        self->state.idle_decoders.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+      [=](image_demand_atom, const image_decoder_worker_actor& worker) {
+        self->state.idle_decoders.push_back(worker);
         dispatch(self);
         keep_reading(self);
       },
@@ -201,7 +199,7 @@ caf::behavior reader_behavior(caf::stateful_actor<ReaderState>* self, EpochConte
   };
 }
 
-caf::actor spawn_reader(caf::actor_system& system, EpochContextPtr context) {
+reader_actor spawn_reader(caf::actor_system& system, EpochContextPtr context) {
   return system.spawn(reader_behavior, std::move(context));
 }
 

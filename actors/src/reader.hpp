@@ -7,6 +7,6 @@
 
 namespace odbatch::actors {
 
-caf::actor spawn_reader(caf::actor_system& system, EpochContextPtr context);
+reader_actor spawn_reader(caf::actor_system& system, EpochContextPtr context);
 
 }  // namespace odbatch::actors

@@ -7,17 +7,16 @@
 //   emitter in order, and keeps the deferred samples;
 // - coordinator: the only actor that talks to other ranks; runs the round protocol on its own
 //   thread (it blocks in the collective);
-// - emitter: collates each step into a batch and pushes it into the bounded batch queue, on its
-//   own thread (it blocks when the trainer is behind).
+// - emitter (emitter.hpp): collates each step into a batch and pushes it into the bounded batch
+//   queue.
+#include "emitter.hpp"
 #include "epoch_context.hpp"
 
 namespace odbatch::actors {
 
-caf::actor spawn_packer(caf::actor_system& system, EpochContextPtr context);
-caf::actor spawn_aligner(caf::actor_system& system, EpochContextPtr context);
+packer_actor spawn_packer(caf::actor_system& system, EpochContextPtr context);
+aligner_actor spawn_aligner(caf::actor_system& system, EpochContextPtr context);
 // Detached: blocks in the collective on a thread of its own.
-caf::actor spawn_coordinator(caf::actor_system& system, EpochContextPtr context);
-// Detached: blocks on the full batch queue on a thread of its own.
-caf::actor spawn_emitter(caf::actor_system& system, EpochContextPtr context);
+coordinator_actor spawn_coordinator(caf::actor_system& system, EpochContextPtr context);
 
 }  // namespace odbatch::actors

@@ -1,4 +1,3 @@
-#include "pipeline_messages.hpp"
 #include "worker_jitter.hpp"
 #include "workers.hpp"
 
@@ -29,8 +28,9 @@ TextDone tokenize(const EpochContext& context, const TextTask& task) {
 
 }  // namespace
 
-caf::behavior tokenizer_worker_behavior(caf::stateful_actor<TokenizerWorkerState>* self,
-                                        EpochContextPtr context, std::uint32_t worker) {
+tokenizer_worker_actor::behavior_type tokenizer_worker_behavior(
+    tokenizer_worker_actor::stateful_pointer<TokenizerWorkerState> self, EpochContextPtr context,
+    std::uint32_t worker) {
   report_exceptions_to(self, context, "tokenizer worker");
   self->state.context = context;
   self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
@@ -38,24 +38,26 @@ caf::behavior tokenizer_worker_behavior(caf::stateful_actor<TokenizerWorkerState
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)
-          self->send(self->state.context->wiring().reader, text_demand_atom::value);
+          self->send(self->state.context->wiring().reader, text_demand_atom::value,
+                     caf::actor_cast<tokenizer_worker_actor>(self));
       },
-      [=](const TextTaskPtr& task) {
+      [=](const TextTask& task) {
         auto& epoch = *self->state.context;
-        TextDonePtr done;
+        TextDone done;
         {
           StageTimer timer(epoch.stats().tokenizer);
-          done = std::make_shared<const TextDone>(tokenize(epoch, *task));
+          done = tokenize(epoch, task);
         }
         self->state.jitter.delay();
-        self->send(epoch.wiring().joiner, done);
-        self->send(epoch.wiring().reader, text_demand_atom::value);
+        self->send(epoch.wiring().joiner, std::move(done));
+        self->send(epoch.wiring().reader, text_demand_atom::value,
+                   caf::actor_cast<tokenizer_worker_actor>(self));
       },
   };
 }
 
-caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context,
-                                  std::uint32_t worker) {
+tokenizer_worker_actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context,
+                                              std::uint32_t worker) {
   return system.spawn(tokenizer_worker_behavior, std::move(context), worker);
 }
 

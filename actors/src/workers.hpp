@@ -7,14 +7,12 @@ namespace odbatch::actors {
 
 // Chat template + sentencepiece: conversation -> input_ids, labels, image spans. `worker` numbers
 // the pool's workers (it seeds pipeline.worker_jitter_us).
-caf::actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context,
-                                  std::uint32_t worker);
+tokenizer_worker_actor spawn_tokenizer_worker(caf::actor_system& system, EpochContextPtr context,
+                                              std::uint32_t worker);
 
 // libjpeg-turbo decode and resize to the image's patch grid.
-caf::actor spawn_image_decoder_worker(caf::actor_system& system, EpochContextPtr context,
-                                      std::uint32_t worker);
-
-// Asks a freshly spawned worker to start pulling work.
-using start_atom = caf::atom_constant<caf::atom("start")>;
+image_decoder_worker_actor spawn_image_decoder_worker(caf::actor_system& system,
+                                                      EpochContextPtr context,
+                                                      std::uint32_t worker);
 
 }  // namespace odbatch::actors

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "odbatch/source/conversation.hpp"
+#include "odbatch/core/conversation.hpp"
 #include "token_sequence_builder.hpp"
 
 namespace odbatch {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "exact_cuts.hpp"
-#include "odbatch/source/conversation.hpp"
+#include "odbatch/core/conversation.hpp"
 #include "odbatch/text/tokenize_result.hpp"
 
 namespace sentencepiece {

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <variant>
 
-#include "odbatch/source/conversation.hpp"
+#include "odbatch/core/conversation.hpp"
 #include "odbatch/source/record_rejection.hpp"
 
 namespace odbatch {
