@@ -1,0 +1,81 @@
+// The packer and the aligner together, the joiner, coordinator and emitter around them scripted:
+// a round is proposed only once the packer closed it, the joiner's lookahead is primed (first
+// round) and the previous round's batches are all queued; the next round's admission overlaps
+// the planning; the plan's steps go to the emitter in order, each round's end after them.
+#include <doctest/doctest.h>
+
+#include "actor_test_bench.hpp"
+#include "round_actors.hpp"
+
+namespace odbatch::actors::test {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+Joined joined_of(SampleId id) {
+  return Joined{sample_of(id, 5), std::nullopt};
+}
+
+// Rounds of two samples, all of a round's samples fitting one step.
+PipelineConfig two_sample_rounds() {
+  PipelineConfig config;
+  config.batching.window = 2;
+  config.batching.token_budget = 1024;
+  config.batching.max_seq_len = 1024;
+  return config;
+}
+
+TEST_CASE("a round is proposed once closed, primed and its predecessor's batches are queued") {
+  ActorTestBench bench(two_sample_rounds(), {30, 31, 32});
+  auto packer = spawn_packer(bench.system(), bench.context());
+  auto aligner = spawn_aligner(bench.system(), bench.context());
+  bench.wiring().packer = packer;
+  bench.wiring().aligner = aligner;
+
+  bench.send(packer, start_atom::value);
+  CHECK(bench.received("joiner") == Lines{"want 2"});
+
+  // Round 0 closes with its two samples, but the joiner's lookahead is not primed yet.
+  bench.send(packer, joined_of(30));
+  bench.send(packer, joined_of(31));
+  CHECK(bench.received("coordinator").empty());
+  CHECK(bench.received("joiner").empty());
+
+  // Primed: round 0 is proposed, planned and emitted; round 1's admission opens meanwhile.
+  bench.send(aligner, primed_atom::value);
+  CHECK(bench.received("coordinator") == Lines{"propose round 0 active, 2 samples"});
+  CHECK(bench.received("joiner") == Lines{"want 2"});
+  CHECK(bench.received("emitter") == Lines{"step 0 of round 0: 30,31", "round end 0"});
+
+  // Round 1 closes (the shard is exhausted) while round 0's batches are not all queued.
+  bench.send(packer, joined_of(32));
+  CHECK(bench.received("coordinator").empty());
+
+  // Once they are, round 1 drains the window; round 2 finds every rank done and ends the epoch.
+  bench.send(aligner, emitted_atom::value, std::uint64_t{0});
+  CHECK(bench.received("coordinator") == Lines{"propose round 1 draining, 1 samples"});
+  CHECK(bench.received("emitter") == Lines{"step 1 of round 1: 32", "round end 1"});
+  bench.send(aligner, emitted_atom::value, std::uint64_t{1});
+  CHECK(bench.received("coordinator") == Lines{"propose round 2 done, 0 samples"});
+  CHECK(bench.received("emitter") == Lines{"round end 2", "epoch end after 2 steps"});
+  CHECK(bench.received("joiner").empty());
+}
+
+TEST_CASE("a rejected sample counts as consumed and is not admitted") {
+  ActorTestBench bench(two_sample_rounds(), {40, 41});
+  auto packer = spawn_packer(bench.system(), bench.context());
+  auto aligner = spawn_aligner(bench.system(), bench.context());
+  bench.wiring().packer = packer;
+  bench.wiring().aligner = aligner;
+  bench.send(packer, start_atom::value);
+  bench.send(aligner, primed_atom::value);
+  CHECK(bench.received("joiner") == Lines{"want 2"});
+  bench.send(packer, Joined{nullptr, Rejection{40, "malformed_json", "a.jsonl:1: bad"}});
+  CHECK(bench.received("coordinator").empty());
+  bench.send(packer, joined_of(41));
+  CHECK(bench.received("coordinator") == Lines{"propose round 0 draining, 1 samples"});
+  CHECK(bench.received("emitter") == Lines{"step 0 of round 0: 41", "round end 0"});
+}
+
+}  // namespace
+}  // namespace odbatch::actors::test
