@@ -41,7 +41,7 @@ echo "package-check: the installed headers are the facade and what it includes, 
 # The prefix's include directory first, so that every header is named by one path.
 g++ -M -MF "$work/facade.d" -I"$prefix/include" $(pkg-config --cflags "$header_package") \
   "$work/facade.cpp"
-tr -s ' \\' '\n\n' < "$work/facade.d" | sed -n "s|^$prefix/include/||p" | sort -u > "$work/closure"
+tr ' ' '\n' < "$work/facade.d" | sed -n "s|^$prefix/include/||p" | sort -u > "$work/closure"
 (cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort) > "$work/installed"
 if ! diff "$work/closure" "$work/installed" > "$work/closure.diff"; then
   sed -n 's/^> /installed, though the facade does not include it: /p; s/^< /included, not installed: /p' \
