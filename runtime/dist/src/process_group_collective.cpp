@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <climits>
 #include <mutex>
 #include <optional>
 
 #include "odbatch/core/rank_names.hpp"
 #include "odbatch/dist/gloo_collective.hpp"
+#include "odbatch/dist/store_location.hpp"
 #include "odbatch/store/prefix_store.hpp"
 #include "odbatch/store/store_token.hpp"
 #include "odbatch/store/tcp_store_client.hpp"
@@ -28,24 +28,6 @@ std::string this_host_name() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof name) != 0 || !*name) return "127.0.0.1";
   return name;
-}
-
-// "host:port" (an IPv6 host in brackets) split; throws CollectiveError when malformed.
-std::pair<std::string, std::uint16_t> split_address(const std::string& address) {
-  const auto colon = address.rfind(':');
-  std::uint16_t port = 0;
-  if (colon != std::string::npos && colon > 0) {
-    const char* first = address.data() + colon + 1;
-    const char* last = address.data() + address.size();
-    const auto [end, error] = std::from_chars(first, last, port);
-    if (error == std::errc{} && end == last && port != 0) {
-      std::string host = address.substr(0, colon);
-      if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-        host = host.substr(1, host.size() - 2);
-      return {host, port};
-    }
-  }
-  throw CollectiveError("ODBATCH_STORE_ADDR='" + address + "': expected host:port");
 }
 
 // Gloo writes to its peers' sockets without MSG_NOSIGNAL: a peer that dies mid-exchange would
@@ -81,16 +63,12 @@ class ProcessGroupCollective::Group {
   // token refused, or a store that never answered (the timeout).
   void join() {
     TcpStoreClientOptions client;
-    if (env_.store_address.empty()) {
-      if (env_.master_addr.empty() || env_.master_port == 0)
-        throw CollectiveError("the store's address needs MASTER_ADDR and MASTER_PORT");
-      client.host = env_.master_addr;
-      client.port = env_.master_port;
-      if (rank_ == 0) host_store();
-    } else {
-      std::tie(client.host, client.port) = split_address(env_.store_address);
+    try {
+      client = store_client_options(env_);
+    } catch (const std::invalid_argument& e) {
+      throw CollectiveError(e.what());
     }
-    client.token = env_.store_token;
+    if (hosts_store(env_)) host_store();
     client.connect_timeout = timing_.connect_timeout;
     client.call_timeout = timing_.store_timeout;
     connect(client);

@@ -1,11 +1,13 @@
 #include "odbatch/trainer/trainer_store.hpp"
 
+#include "odbatch/dist/store_location.hpp"
+
 namespace odbatch {
 namespace {
 
 TcpStoreClientOptions trainer_store_options(const DistEnv& dist,
                                             std::chrono::milliseconds connect_timeout) {
-  auto options = TcpStoreClientOptions::at(dist.master_addr, dist.master_port, dist.store_token);
+  auto options = store_client_options(dist);
   options.connect_timeout = connect_timeout;
   return options;
 }

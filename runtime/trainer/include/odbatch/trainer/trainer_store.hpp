@@ -1,6 +1,6 @@
 #pragma once
 // The run's store as the trainer's own communicators meet through it (TrainerAllreduce's Gloo
-// mesh, the NCCL communicator): a client of the store at the DistEnv's master_addr:master_port,
+// mesh, the NCCL communicator): a client of the run's store (store_location.hpp),
 // presenting its store_token, whose keys lie under "trainer/", apart from the loader's. The store
 // is rank 0's pipeline's: construct the Pipeline first.
 #include <chrono>
@@ -14,7 +14,7 @@ namespace odbatch {
 class TrainerStore {
  public:
   // Throws StoreError when the store does not answer within `connect_timeout`, and
-  // std::invalid_argument when `dist` names no store (master_addr or master_port unset).
+  // std::invalid_argument when `dist` names no store (store_client_options).
   TrainerStore(const DistEnv& dist, std::chrono::milliseconds connect_timeout);
   TrainerStore(const TrainerStore&) = delete;
   TrainerStore& operator=(const TrainerStore&) = delete;
