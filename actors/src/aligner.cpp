@@ -1,3 +1,4 @@
+#include "odbatch/core/proposal_gate.hpp"
 #include "odbatch/core/window.hpp"
 #include "round_actors.hpp"
 
@@ -8,16 +9,11 @@ struct AlignerState {
   RankWindow window;
   std::vector<std::shared_ptr<const SamplePayload>> payloads;  // parallel to the window
   std::vector<std::shared_ptr<const SamplePayload>> incoming;  // admitted for the open round
-  std::uint64_t round = 0;                                     // the round to propose next
-  // The packer closed round `closed_round`; whether the shard is exhausted, and how many of its
+  ProposalGate gate{0, false};
+  // As of the last round the packer closed: whether the shard is exhausted, and how many of its
   // records the admission has consumed.
-  std::optional<std::uint64_t> closed_round;
   bool exhausted = false;
   std::uint64_t consumed = 0;
-  bool awaiting_plan = false;
-  bool previous_round_emitted = true;
-  bool primed = false;  // the joiner's lookahead was ready once (gates the first round only)
-  bool epoch_over = false;
   std::uint64_t steps = 0;
   std::uint64_t global_samples = 0;
   std::uint64_t global_tokens = 0;
@@ -80,20 +76,15 @@ void apply_plan(aligner_actor::stateful_pointer<AlignerState> self, const RoundP
     s.window.apply(plan, rank, s.steps, s.scratch);
   }
   s.steps += plan.steps;
-  ++s.round;
-  s.awaiting_plan = false;
+  s.gate.planned(plan.epoch_over);
   self->send(context.wiring().emitter, round_end_atom::value, plan.round);
-  if (plan.epoch_over) {
-    s.epoch_over = true;
-    self->send(context.wiring().emitter, epoch_end_atom::value, s.steps);
-  }
+  if (plan.epoch_over) self->send(context.wiring().emitter, epoch_end_atom::value, s.steps);
 }
 
 void try_propose(aligner_actor::stateful_pointer<AlignerState> self) {
   auto& s = self->state;
-  if (s.epoch_over || s.awaiting_plan || s.closed_round != s.round || !s.previous_round_emitted ||
-      !s.primed)
-    return;
+  if (!s.gate.ready()) return;
+  const auto round = s.gate.round();
   auto& context = *s.context;
   Proposal proposal;
   {
@@ -104,14 +95,14 @@ void try_propose(aligner_actor::stateful_pointer<AlignerState> self) {
     }
     s.incoming.clear();
     proposal.epoch = context.epoch();
-    proposal.round = s.round;
+    proposal.round = round;
     proposal.state = !s.exhausted       ? RankState::active
                      : s.window.empty() ? RankState::done
                                         : RankState::draining;
     s.window.describe(proposal);
     RoundRecord& record = s.proposed;
     record = RoundRecord{};
-    record.round = s.round;
+    record.round = round;
     record.first_step = s.steps;
     record.cursor = context.start().cursor + s.consumed;
     record.before = {s.global_samples, s.global_tokens};
@@ -120,10 +111,9 @@ void try_propose(aligner_actor::stateful_pointer<AlignerState> self) {
     for (std::size_t i = 0; i < window.size(); ++i)
       record.window.push_back({s.payloads[i]->id, window[i].age, false});
   }
-  s.awaiting_plan = true;
-  s.previous_round_emitted = false;
+  s.gate.proposed();
   // The next round's admission overlaps this round's planning and emission.
-  self->send(context.wiring().packer, open_atom::value, s.round + 1);
+  self->send(context.wiring().packer, open_atom::value, round + 1);
   self->request(context.wiring().coordinator, caf::infinite, propose_atom::value,
                 std::move(proposal))
       .then([=](const RoundPlan& plan) { apply_plan(self, plan); },
@@ -139,13 +129,12 @@ aligner_actor::behavior_type aligner_behavior(aligner_actor::stateful_pointer<Al
   report_exceptions_to(self, context, "aligner");
   self->state.context = context;
   const auto& start = context->start();
-  self->state.round = start.round;
   self->state.steps = start.round_first_step;
   self->state.global_samples = start.before_round.samples;
   self->state.global_tokens = start.before_round.tokens;
   self->state.first_step_to_emit = start.steps_taken;
   // An empty shard sends the joiner nothing, so nothing would ever prime the first round.
-  self->state.primed = context->shard().size() == 0;
+  self->state.gate = ProposalGate(start.round, context->shard().size() == 0);
   return {
       [=](admit_atom, const Joined& joined) { self->state.incoming.push_back(joined.sample); },
       [=](restore_atom, const Joined& joined, std::uint32_t age) {
@@ -154,18 +143,17 @@ aligner_actor::behavior_type aligner_behavior(aligner_actor::stateful_pointer<Al
         s.payloads.push_back(joined.sample);
       },
       [=](close_atom, std::uint64_t round, bool exhausted, std::uint64_t consumed) {
-        // The next round may close while this one is still being planned; it waits its turn.
-        self->state.closed_round = round;
+        self->state.gate.admitted(round);
         self->state.exhausted = exhausted;
         self->state.consumed = consumed;
         try_propose(self);
       },
       [=](primed_atom) {
-        self->state.primed = true;
+        self->state.gate.primed();
         try_propose(self);
       },
       [=](emitted_atom, std::uint64_t) {
-        self->state.previous_round_emitted = true;
+        self->state.gate.emitted();
         try_propose(self);
       },
   };
