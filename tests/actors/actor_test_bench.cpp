@@ -103,7 +103,6 @@ ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shar
   resources->config = std::move(config);
   ShardSequence sequence;
   sequence.append_ids(std::move(shard));
-  if (start.base_size == 0) start.base_size = sequence.size();
   context_ =
       std::make_shared<EpochContext>(resources, 0, std::move(sequence), std::move(start), queue_,
                                      stats_, nullptr, *collective_, nullptr, nullptr);

@@ -18,8 +18,9 @@ namespace odbatch::actors::test {
 
 class ActorTestBench {
  public:
-  // An epoch of `shard` (ids in reading order) with `config`, every actor of its wiring a probe
-  // until a test replaces it by the actor under test.
+  // An epoch of `shard` (ids in reading order) with `config`, starting at `start` (a resumed
+  // epoch's `shard` begins with its restored samples), every actor of its wiring a probe until a
+  // test replaces it by the actor under test.
   ActorTestBench(PipelineConfig config, std::vector<SampleId> shard, EpochStart start = {});
   ~ActorTestBench();
 

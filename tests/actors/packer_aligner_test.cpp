@@ -1,7 +1,8 @@
 // The packer and the aligner together, the joiner, coordinator and emitter around them scripted:
 // a round is proposed only once the packer closed it, the joiner's lookahead is primed (first
 // round) and the previous round's batches are all queued; the next round's admission overlaps
-// the planning; the plan's steps go to the emitter in order, each round's end after them.
+// the planning; the plan's steps go to the emitter in order, each round's end after them; a
+// resumed epoch replays its round without the steps already taken.
 #include <doctest/doctest.h>
 
 #include "actor_test_bench.hpp"
@@ -75,6 +76,33 @@ TEST_CASE("a rejected sample counts as consumed and is not admitted") {
   bench.send(packer, joined_of(41));
   CHECK(bench.received("coordinator") == Lines{"propose round 0 draining, 1 samples"});
   CHECK(bench.received("emitter") == Lines{"step 0 of round 0: 41", "round end 0"});
+}
+
+TEST_CASE("a resumed epoch restores its window, replays its round and skips the steps taken") {
+  // The checkpoint's round 5 began at step 10 with samples 50 (deferred once) and 51; the trainer
+  // had taken step 10. Sample 52 is the rest of the shard.
+  EpochStart start;
+  start.round = 5;
+  start.round_first_step = 10;
+  start.steps_taken = 11;
+  start.restored_ages = {1, 0};
+  PipelineConfig config = two_sample_rounds();
+  config.batching.token_budget = 8;  // one sample of 5 tokens per step
+  config.batching.max_seq_len = 8;
+  ActorTestBench bench(config, {50, 51, 52}, start);
+  auto packer = spawn_packer(bench.system(), bench.context());
+  auto aligner = spawn_aligner(bench.system(), bench.context());
+  bench.wiring().packer = packer;
+  bench.wiring().aligner = aligner;
+
+  bench.send(packer, start_atom::value);
+  CHECK(bench.received("joiner") == Lines{"want 2"});
+  bench.send(packer, joined_of(50));
+  bench.send(packer, joined_of(51));
+  bench.send(aligner, primed_atom::value);
+  CHECK(bench.received("coordinator") == Lines{"propose round 5 active, 2 samples"});
+  CHECK(bench.received("joiner") == Lines{"want 2"});
+  CHECK(bench.received("emitter") == Lines{"step 11 of round 5: 51", "round end 5"});
 }
 
 }  // namespace
