@@ -26,12 +26,23 @@ PipelineConfig two_sample_rounds() {
   return config;
 }
 
+struct PackerAndAligner {
+  packer_actor packer;
+  aligner_actor aligner;
+};
+
+// The two actors under test, wired into the bench; the other stages are its probes.
+PackerAndAligner spawn_packer_and_aligner(ActorTestBench& bench) {
+  PackerAndAligner actors{spawn_packer(bench.system(), bench.context()),
+                          spawn_aligner(bench.system(), bench.context())};
+  bench.wiring().packer = actors.packer;
+  bench.wiring().aligner = actors.aligner;
+  return actors;
+}
+
 TEST_CASE("a round is proposed once closed, primed and its predecessor's batches are queued") {
   ActorTestBench bench(two_sample_rounds(), {30, 31, 32});
-  auto packer = spawn_packer(bench.system(), bench.context());
-  auto aligner = spawn_aligner(bench.system(), bench.context());
-  bench.wiring().packer = packer;
-  bench.wiring().aligner = aligner;
+  const auto [packer, aligner] = spawn_packer_and_aligner(bench);
 
   bench.send(packer, start_atom::value);
   CHECK(bench.received("joiner") == Lines{"want 2"});
@@ -64,10 +75,7 @@ TEST_CASE("a round is proposed once closed, primed and its predecessor's batches
 
 TEST_CASE("a rejected sample counts as consumed and is not admitted") {
   ActorTestBench bench(two_sample_rounds(), {40, 41});
-  auto packer = spawn_packer(bench.system(), bench.context());
-  auto aligner = spawn_aligner(bench.system(), bench.context());
-  bench.wiring().packer = packer;
-  bench.wiring().aligner = aligner;
+  const auto [packer, aligner] = spawn_packer_and_aligner(bench);
   bench.send(packer, start_atom::value);
   bench.send(aligner, primed_atom::value);
   CHECK(bench.received("joiner") == Lines{"want 2"});
@@ -90,10 +98,7 @@ TEST_CASE("a resumed epoch restores its window, replays its round and skips the 
   config.batching.token_budget = 8;  // one sample of 5 tokens per step
   config.batching.max_seq_len = 8;
   ActorTestBench bench(config, {50, 51, 52}, start);
-  auto packer = spawn_packer(bench.system(), bench.context());
-  auto aligner = spawn_aligner(bench.system(), bench.context());
-  bench.wiring().packer = packer;
-  bench.wiring().aligner = aligner;
+  const auto [packer, aligner] = spawn_packer_and_aligner(bench);
 
   bench.send(packer, start_atom::value);
   CHECK(bench.received("joiner") == Lines{"want 2"});
