@@ -1,10 +1,12 @@
 #pragma once
 // What the benchmarks share: their command line's common flag and their JSON report.
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +22,16 @@ inline void emit_report(const Report& report, const std::string& out_path) {
   std::ofstream out(out_path);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + out_path);
+}
+
+// A flag's value that must be a positive integer; throws std::invalid_argument naming the flag.
+inline std::uint64_t parse_count(std::string_view flag, const std::string& text) {
+  const auto digits = text.find_first_not_of("0123456789") == std::string::npos;
+  const unsigned long value = digits && text.size() <= 9 ? std::stoul(text) : 0;
+  if (value == 0)
+    throw std::invalid_argument(std::string(flag) + " expects a positive integer, got '" + text +
+                                "'");
+  return value;
 }
 
 // Keeps the report readable: ratios and timings do not need 17 significant digits.

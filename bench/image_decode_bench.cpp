@@ -288,19 +288,6 @@ int run(const Options& options) {
 }  // namespace
 }  // namespace odbatch::bench
 
-namespace {
-
-std::size_t parse_count(std::string_view flag, const std::string& text) {
-  const auto digits = text.find_first_not_of("0123456789") == std::string::npos;
-  const unsigned long value = digits && text.size() <= 9 ? std::stoul(text) : 0;
-  if (value == 0)
-    throw std::invalid_argument(std::string(flag) + " expects a positive integer, got '" + text +
-                                "'");
-  return value;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   odbatch::bench::Options options;
   try {
@@ -312,9 +299,9 @@ int main(int argc, char** argv) {
       } else if (arg == "--out" && has_value) {
         options.out_path = argv[++i];
       } else if (arg == "--repeat" && has_value) {
-        options.repeat = static_cast<int>(parse_count(arg, argv[++i]));
+        options.repeat = static_cast<int>(odbatch::bench::parse_count(arg, argv[++i]));
       } else if (arg == "--limit" && has_value) {
-        options.limit = parse_count(arg, argv[++i]);
+        options.limit = odbatch::bench::parse_count(arg, argv[++i]);
       } else {
         std::cerr << "usage: " << argv[0]
                   << " [--images DIR] [--repeat N (3)] [--limit N] [--out FILE]\n";

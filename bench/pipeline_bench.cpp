@@ -437,15 +437,6 @@ int run(const Options& options) {
   return 0;
 }
 
-std::uint64_t parse_count(std::string_view flag, const std::string& text) {
-  const auto digits = text.find_first_not_of("0123456789") == std::string::npos;
-  const unsigned long value = digits && text.size() <= 9 ? std::stoul(text) : 0;
-  if (value == 0)
-    throw std::invalid_argument(std::string(flag) + " expects a positive integer, got '" + text +
-                                "'");
-  return value;
-}
-
 double parse_factor(std::string_view flag, const std::string& text) {
   std::size_t used = 0;
   double value = 0.0;

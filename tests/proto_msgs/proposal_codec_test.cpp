@@ -10,16 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "frame_bytes.hpp"
 #include "odbatch/core/split_mix64.hpp"
 
 namespace odbatch {
 namespace {
 
+using test::below;
+using test::hex;
 using Frame = std::vector<std::byte>;
-
-std::uint64_t below(SplitMix64& rng, std::uint64_t bound) {
-  return rng.next() % bound;
-}
 
 // Extremes are over-represented: they are where a codec's shifts and widths go wrong.
 std::uint64_t random_u64(SplitMix64& rng) {
@@ -90,18 +89,6 @@ Frame bytes(std::initializer_list<int> values) {
   return frame;
 }
 
-std::string hex(const Frame& frame) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (std::byte b : frame) {
-    const auto v = std::to_integer<unsigned>(b);
-    text += kDigits[v >> 4];
-    text += kDigits[v & 0xF];
-    text += ' ';
-  }
-  return text;
-}
-
 // The decoder's message, or an empty string when the frame decodes.
 std::string decode_error(const Frame& frame, const DecodeLimits& limits = {}) {
   Proposal decoded;
@@ -111,30 +98,6 @@ std::string decode_error(const Frame& frame, const DecodeLimits& limits = {}) {
 
 void put_u32(Frame& frame, std::size_t offset, std::uint32_t value) {
   for (std::size_t i = 0; i < 4; ++i) frame[offset + i] = static_cast<std::byte>(value >> (8 * i));
-}
-
-Frame mutate(Frame frame, SplitMix64& rng) {
-  const auto mutations = 1 + below(rng, 3);
-  for (std::uint64_t m = 0; m < mutations; ++m) {
-    const auto random_byte = static_cast<std::byte>(rng.next());
-    switch (below(rng, 4)) {
-      case 0:  // flip one bit
-        if (!frame.empty())
-          frame[below(rng, frame.size())] ^= static_cast<std::byte>(1u << below(rng, 8));
-        break;
-      case 1:  // overwrite one byte
-        if (!frame.empty()) frame[below(rng, frame.size())] = random_byte;
-        break;
-      case 2:  // insert one byte
-        frame.insert(frame.begin() + static_cast<std::ptrdiff_t>(below(rng, frame.size() + 1)),
-                     random_byte);
-        break;
-      default:  // delete one byte
-        if (!frame.empty())
-          frame.erase(frame.begin() + static_cast<std::ptrdiff_t>(below(rng, frame.size())));
-    }
-  }
-  return frame;
 }
 
 Frame garbage(SplitMix64& rng) {
@@ -399,7 +362,8 @@ TEST_CASE("mutated and garbage frames decode exactly or fail cleanly") {
   Proposal decoded;
   Frame reencoded;
   for (int i = 0; i < 200000; ++i) {
-    const Frame frame = i % 4 == 3 ? garbage(rng) : mutate(valid[below(rng, valid.size())], rng);
+    const Frame frame =
+        i % 4 == 3 ? garbage(rng) : test::mutate_frame(valid[below(rng, valid.size())], rng);
     if (const auto error = decode_proposal(frame, decoded)) {
       if (error->message.empty()) FAIL("an error without a message");
       ++rejected;

@@ -11,27 +11,17 @@
 #include "odbatch/dist/flight_recorder.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/dist/round_coordinator.hpp"
+#include "round_test_support.hpp"
 
 namespace odbatch {
 namespace {
 
 using namespace std::chrono_literals;
 
-Proposal window_of(std::uint64_t round, std::vector<ProposedSample> samples) {
-  Proposal p;
-  p.round = round;
-  p.state = RankState::active;
-  p.entered = static_cast<std::uint32_t>(samples.size());
-  p.samples = std::move(samples);
-  return p;
-}
+using test::small_config;
 
-BatchingConfig small_config() {
-  BatchingConfig c;
-  c.token_budget = 100;
-  c.max_seq_len = 400;
-  c.window = 4;
-  return c;
+Proposal window_of(std::uint64_t round, std::vector<ProposedSample> samples) {
+  return test::proposal_of(round, RankState::active, std::move(samples));
 }
 
 TEST_CASE("only the last rounds are kept, oldest first") {

@@ -5,28 +5,15 @@
 #include "odbatch/core/lockstep.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/dist/round_coordinator.hpp"
+#include "round_test_support.hpp"
 
 using namespace odbatch;
 using namespace std::chrono_literals;
 
 namespace {
 
-Proposal proposal_of(std::uint64_t round, RankState state, std::vector<ProposedSample> samples) {
-  Proposal p;
-  p.round = round;
-  p.state = state;
-  p.entered = static_cast<std::uint32_t>(samples.size());
-  p.samples = std::move(samples);
-  return p;
-}
-
-BatchingConfig small_config() {
-  BatchingConfig c;
-  c.token_budget = 100;
-  c.max_seq_len = 400;
-  c.window = 4;
-  return c;
-}
+using test::proposal_of;
+using test::small_config;
 
 }  // namespace
 

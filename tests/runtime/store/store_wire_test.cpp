@@ -8,26 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "frame_bytes.hpp"
 #include "odbatch/core/split_mix64.hpp"
 #include "store_test_support.hpp"
 
 namespace odbatch {
 namespace {
 
+using test::below;
 using test::Bytes;
+using test::hex;
 using test::RawBody;
-
-std::string hex(const Bytes& frame) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (std::byte b : frame) {
-    const auto v = std::to_integer<unsigned>(b);
-    text += kDigits[v >> 4];
-    text += kDigits[v & 0xF];
-    text += ' ';
-  }
-  return text;
-}
 
 Bytes body_of(const Bytes& frame) {
   return Bytes(frame.begin() + kStoreLengthPrefixBytes, frame.end());
@@ -44,10 +35,6 @@ std::string encode_error(const StoreMessage& message, const StoreWireLimits& lim
   Bytes frame;
   const auto error = encode_store_frame(message, frame, limits);
   return error ? error->message : std::string{};
-}
-
-std::uint64_t below(SplitMix64& rng, std::uint64_t bound) {
-  return rng.next() % bound;
 }
 
 std::string random_text(SplitMix64& rng, std::size_t min_length) {
@@ -119,30 +106,6 @@ StoreMessage random_message(SplitMix64& rng) {
       break;
   }
   return m;
-}
-
-Bytes mutate(Bytes body, SplitMix64& rng) {
-  const auto mutations = 1 + below(rng, 3);
-  for (std::uint64_t m = 0; m < mutations; ++m) {
-    const auto random_byte = static_cast<std::byte>(rng.next());
-    switch (below(rng, 4)) {
-      case 0:  // flip one bit
-        if (!body.empty())
-          body[below(rng, body.size())] ^= static_cast<std::byte>(1u << below(rng, 8));
-        break;
-      case 1:  // overwrite one byte
-        if (!body.empty()) body[below(rng, body.size())] = random_byte;
-        break;
-      case 2:  // insert one byte
-        body.insert(body.begin() + static_cast<std::ptrdiff_t>(below(rng, body.size() + 1)),
-                    random_byte);
-        break;
-      default:  // delete one byte
-        if (!body.empty())
-          body.erase(body.begin() + static_cast<std::ptrdiff_t>(below(rng, body.size())));
-    }
-  }
-  return body;
 }
 
 TEST_CASE("golden bytes: a set frame is little-endian and length-prefixed") {
@@ -391,7 +354,7 @@ TEST_CASE("fuzz: mutated and random bodies decode to an error or to their canoni
     } else {
       Bytes frame;
       REQUIRE(!encode_store_frame(random_message(rng), frame, {}));
-      body = mutate(body_of(frame), rng);
+      body = test::mutate_frame(body_of(frame), rng);
     }
     StoreMessage decoded;
     const auto error = decode_store_body(body, decoded, limits);
