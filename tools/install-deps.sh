@@ -11,7 +11,7 @@ packages=(
   spin clang-format
   clang-14 libclang-rt-14-dev llvm-14
   python3-dev pybind11-dev python3-numpy python3-torch python3-venv python3-setuptools python3-wheel
-  python3-pip python3-pil
+  python3-pip python3-pil zlib1g-dev
   libpcre2-dev libutf8proc-dev
   jq gnuplot-nox
   iproute2

@@ -6,14 +6,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "odbatch/core/config.hpp"
+#include "resample_kernels.hpp"
+
 namespace odbatch {
 namespace {
 
+using resample::kPrecisionBits;
+
 constexpr double kSupport = 2.0;
 constexpr double kA = -0.5;
-// Pillow's precision for 8-bit images: sums of 255 * weights stay within int32.
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr std::int32_t kHalf = std::int32_t{1} << (kPrecisionBits - 1);
+// Weight tables kept for the most recent source/target size pairs (each axis is one pair).
+constexpr std::size_t kCachedTables = 8;
 
 double bicubic(double x) {
   x = std::fabs(x);
@@ -22,20 +26,42 @@ double bicubic(double x) {
   return 0.0;
 }
 
-std::uint8_t to_pixel(std::int32_t sum) {
-  return static_cast<std::uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255));
-}
+// The horizontal weights laid out for a vector kernel (see resample::ExpandedView).
+struct ExpandedWeights {
+  std::uint32_t lanes = 0;  // 0: not laid out yet
+  std::uint32_t groups_per_output = 0;
+  std::vector<std::uint32_t> groups;
+  std::vector<std::int32_t> expanded;
+};
+
+// One axis resized from in_size to out_size: Pillow's fixed-point weights.
+struct AxisTable {
+  std::uint32_t in_size = 0;
+  std::uint32_t out_size = 0;
+  std::uint64_t last_used = 0;
+  std::uint32_t taps = 0;
+  std::vector<std::uint32_t> first;
+  std::vector<std::uint32_t> count;
+  std::vector<std::int32_t> weights;
+  ExpandedWeights grey;
+  ExpandedWeights rgb;
+
+  resample::AxisView view() const { return {taps, first.data(), count.data(), weights.data()}; }
+};
 
 // Pillow's precompute_coeffs followed by normalize_coeffs_8bpc.
-void compute_weights(std::uint32_t in_size, std::uint32_t out_size,
-                     BicubicResampler::AxisWeights& axis, std::vector<double>& unnormalised) {
+void compute_weights(std::uint32_t in_size, std::uint32_t out_size, AxisTable& axis,
+                     std::vector<double>& unnormalised) {
   const double scale = static_cast<double>(in_size) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = kSupport * filter_scale;
+  axis.in_size = in_size;
+  axis.out_size = out_size;
   axis.taps = static_cast<std::uint32_t>(std::ceil(support)) * 2 + 1;
   axis.first.resize(out_size);
   axis.count.resize(out_size);
   axis.weights.assign(std::size_t{out_size} * axis.taps, 0);
+  axis.grey.lanes = axis.rgb.lanes = 0;
   unnormalised.resize(axis.taps);
   const double inverse_filter_scale = 1.0 / filter_scale;
   for (std::uint32_t i = 0; i < out_size; ++i) {
@@ -62,76 +88,48 @@ void compute_weights(std::uint32_t in_size, std::uint32_t out_size,
   }
 }
 
-// Resizes `rows` rows of width `in_width` to `out_width`, reading from `source` row `first_row`.
-template <std::uint32_t kChannels>
-void resample_rows(const std::uint8_t* source, std::uint32_t in_width, std::uint32_t first_row,
-                   std::uint32_t rows, const BicubicResampler::AxisWeights& axis,
-                   std::uint32_t out_width, std::uint8_t* target) {
-  const std::size_t in_stride = std::size_t{in_width} * kChannels;
-  const std::size_t out_stride = std::size_t{out_width} * kChannels;
-  for (std::uint32_t y = 0; y < rows; ++y) {
-    const std::uint8_t* in_row = source + (first_row + y) * in_stride;
-    std::uint8_t* out_row = target + y * out_stride;
-    for (std::uint32_t x = 0; x < out_width; ++x) {
-      const std::int32_t* weights = &axis.weights[std::size_t{x} * axis.taps];
-      const std::uint8_t* in = in_row + std::size_t{axis.first[x]} * kChannels;
-      // Named accumulators, not an array: GCC at -O2 keeps these in registers.
-      std::int32_t r = kHalf;
-      std::int32_t g = kHalf;
-      std::int32_t b = kHalf;
-      for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += kChannels) {
-        r += in[0] * weights[t];
-        if constexpr (kChannels == 3) {
-          g += in[1] * weights[t];
-          b += in[2] * weights[t];
-        }
-      }
-      out_row[x * kChannels] = to_pixel(r);
-      if constexpr (kChannels == 3) {
-        out_row[x * kChannels + 1] = to_pixel(g);
-        out_row[x * kChannels + 2] = to_pixel(b);
-      }
+// RGB packs lanes / 4 taps a group, each weight in three lanes and 0 in the fourth; grey packs
+// one tap a lane. Lanes past an output's taps stay 0, so the pixels they read do not count.
+const ExpandedWeights& expanded(AxisTable& axis, std::uint32_t lanes, bool rgb) {
+  ExpandedWeights& layout = rgb ? axis.rgb : axis.grey;
+  if (layout.lanes == lanes) return layout;
+  const std::uint32_t taps_per_group = rgb ? lanes / 4 : lanes;
+  layout.lanes = lanes;
+  layout.groups_per_output = (axis.taps + taps_per_group - 1) / taps_per_group;
+  layout.groups.resize(axis.out_size);
+  layout.expanded.assign(std::size_t{axis.out_size} * layout.groups_per_output * lanes, 0);
+  for (std::uint32_t x = 0; x < axis.out_size; ++x) {
+    const std::uint32_t count = axis.count[x];
+    layout.groups[x] = (count + taps_per_group - 1) / taps_per_group;
+    std::int32_t* out = &layout.expanded[std::size_t{x} * layout.groups_per_output * lanes];
+    for (std::uint32_t t = 0; t < count; ++t) {
+      const std::int32_t weight = axis.weights[std::size_t{x} * axis.taps + t];
+      const std::uint32_t group = t / taps_per_group;
+      const std::uint32_t slot = t % taps_per_group;
+      std::int32_t* lane = out + std::size_t{group} * lanes + (rgb ? 4 * slot : slot);
+      lane[0] = weight;
+      if (rgb) lane[1] = lane[2] = weight;
     }
   }
+  return layout;
 }
 
-void resample_rows(std::uint32_t channels, const std::uint8_t* source, std::uint32_t in_width,
-                   std::uint32_t first_row, std::uint32_t rows,
-                   const BicubicResampler::AxisWeights& axis, std::uint32_t out_width,
-                   std::uint8_t* target) {
-  if (channels == 1)
-    resample_rows<1>(source, in_width, first_row, rows, axis, out_width, target);
-  else
-    resample_rows<3>(source, in_width, first_row, rows, axis, out_width, target);
-}
-
-// Each output row is a weighted sum of whole source rows. Summing a fixed-size block of bytes at a
-// time keeps the accumulators in registers and lets the compiler vectorise the inner loops.
-void resample_columns(const std::uint8_t* source, std::size_t row_bytes,
-                      const BicubicResampler::AxisWeights& axis, std::uint32_t out_height,
-                      std::uint8_t* target) {
-  constexpr std::size_t kBlock = 32;
-  for (std::uint32_t y = 0; y < out_height; ++y) {
-    const std::int32_t* weights = &axis.weights[std::size_t{y} * axis.taps];
-    const std::uint8_t* rows = source + axis.first[y] * row_bytes;
-    const std::uint32_t count = axis.count[y];
-    std::uint8_t* out_row = target + y * row_bytes;
-    std::size_t i = 0;
-    for (; i + kBlock <= row_bytes; i += kBlock) {
-      std::int32_t sums[kBlock];
-      for (std::size_t k = 0; k < kBlock; ++k) sums[k] = kHalf;
-      for (std::uint32_t t = 0; t < count; ++t) {
-        const std::uint8_t* in = rows + t * row_bytes + i;
-        const std::int32_t weight = weights[t];
-        for (std::size_t k = 0; k < kBlock; ++k) sums[k] += in[k] * weight;
-      }
-      for (std::size_t k = 0; k < kBlock; ++k) out_row[i + k] = to_pixel(sums[k]);
-    }
-    for (; i < row_bytes; ++i) {
-      std::int32_t sum = kHalf;
-      for (std::uint32_t t = 0; t < count; ++t) sum += rows[t * row_bytes + i] * weights[t];
-      out_row[i] = to_pixel(sum);
-    }
+const resample::Kernels& kernels_for(SimdLevel level) {
+  if (!simd_level_available(level))
+    throw ConfigError("simd_level", std::string(to_string(level)) +
+                                        " is above what this CPU supports (" +
+                                        std::string(to_string(cpu_simd_level())) + ")");
+  switch (level) {
+#if defined(ODBATCH_IMAGE_X86_KERNELS)
+    case SimdLevel::avx512:
+      return resample::kAvx512Kernels;
+    case SimdLevel::avx2:
+      return resample::kAvx2Kernels;
+    case SimdLevel::sse4:
+      return resample::kSse4Kernels;
+#endif
+    default:
+      return resample::kScalarKernels;
   }
 }
 
@@ -145,7 +143,81 @@ void check_extent(std::size_t bytes, std::uint32_t width, std::uint32_t height,
                                 " bytes (and no zero side), got " + std::to_string(bytes));
 }
 
+void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb) {
+  for (std::size_t i = 0; i < pixels; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = grey[i];
+}
+
 }  // namespace
+
+struct BicubicResampler::State {
+  const resample::Kernels* kernels = nullptr;
+  std::vector<AxisTable> tables;  // at most kCachedTables, reserved: references stay valid
+  std::uint64_t uses = 0;
+  std::vector<double> unnormalised;        // one output pixel's weights before normalising
+  std::vector<std::uint8_t> intermediate;  // horizontally resized source rows
+  std::vector<std::uint8_t> padded_row;    // a source row near the buffer's end, padded
+  std::vector<std::uint8_t> grey_row;      // one output row of a grey image bound for RGB
+
+  // The table for resizing in_size to out_size, computed unless one of the cached ones is it;
+  // the least recently used one makes room.
+  AxisTable& table(std::uint32_t in_size, std::uint32_t out_size) {
+    AxisTable* slot = nullptr;
+    for (auto& cached : tables)
+      if (cached.in_size == in_size && cached.out_size == out_size) {
+        cached.last_used = ++uses;
+        return cached;
+      }
+    if (tables.size() < kCachedTables) {
+      slot = &tables.emplace_back();
+    } else {
+      slot = &*std::min_element(
+          tables.begin(), tables.end(),
+          [](const AxisTable& a, const AxisTable& b) { return a.last_used < b.last_used; });
+    }
+    compute_weights(in_size, out_size, *slot, unnormalised);
+    slot->last_used = ++uses;
+    return *slot;
+  }
+
+  // Rows [first_row, first_row + rows) of `source` resized to target_width into `target`.
+  void horizontal(std::span<const std::uint8_t> source, std::uint32_t source_width,
+                  std::uint32_t first_row, std::uint32_t rows, AxisTable& axis,
+                  std::uint32_t channels, std::uint8_t* target) {
+    resample::ExpandedView layout;
+    if (kernels->lanes != 0) {
+      const ExpandedWeights& weights = expanded(axis, kernels->lanes, channels == 3);
+      layout = {weights.groups_per_output, weights.groups.data(), weights.expanded.data()};
+    }
+    padded_row.resize(std::size_t{source_width} * channels + resample::kRowOverread);
+    const resample::HorizontalPass pass{
+        source.data(), source.size(), source_width, first_row,
+        rows,          axis.out_size, target,       padded_row.data()};
+    (channels == 3 ? kernels->horizontal_rgb : kernels->horizontal_grey)(pass, axis.view(), layout);
+  }
+
+  // Only the source rows some output row reads are resized horizontally: returns the rows of
+  // `target_row_bytes` bytes the vertical pass then reads, starting at source row `first_row`.
+  const std::uint8_t* needed_rows(std::span<const std::uint8_t> source, std::uint32_t source_width,
+                                  const AxisTable& vertical_axis, AxisTable& horizontal_axis,
+                                  std::uint32_t channels) {
+    const std::uint32_t first_row = vertical_axis.first.front();
+    const std::uint32_t end_row = vertical_axis.first.back() + vertical_axis.count.back();
+    intermediate.resize(std::size_t{end_row - first_row} * horizontal_axis.out_size * channels);
+    horizontal(source, source_width, first_row, end_row - first_row, horizontal_axis, channels,
+               intermediate.data());
+    return intermediate.data();
+  }
+};
+
+BicubicResampler::BicubicResampler(SimdLevel level)
+    : level_(level), state_(std::make_unique<State>()) {
+  state_->kernels = &kernels_for(level);
+  state_->tables.reserve(kCachedTables);
+}
+
+BicubicResampler::BicubicResampler(BicubicResampler&&) noexcept = default;
+BicubicResampler& BicubicResampler::operator=(BicubicResampler&&) noexcept = default;
+BicubicResampler::~BicubicResampler() = default;
 
 void BicubicResampler::resize(std::span<const std::uint8_t> source, std::uint32_t source_width,
                               std::uint32_t source_height, std::span<std::uint8_t> target,
@@ -162,27 +234,60 @@ void BicubicResampler::resize(std::span<const std::uint8_t> source, std::uint32_
     std::memcpy(target.data(), source.data(), source.size());
     return;
   }
-  const std::size_t target_row_bytes = std::size_t{target_width} * channels;
+  State& s = *state_;
   if (!resize_columns) {
-    compute_weights(source_width, target_width, horizontal_, unnormalised_);
-    resample_rows(channels, source.data(), source_width, 0, source_height, horizontal_,
-                  target_width, target.data());
+    s.horizontal(source, source_width, 0, source_height, s.table(source_width, target_width),
+                 channels, target.data());
     return;
   }
-  compute_weights(source_height, target_height, vertical_, unnormalised_);
+  const std::size_t row_bytes = std::size_t{target_width} * channels;
+  AxisTable& vertical = s.table(source_height, target_height);
   if (!resize_rows) {
-    resample_columns(source.data(), target_row_bytes, vertical_, target_height, target.data());
+    s.kernels->vertical({source.data(), row_bytes, 0, target_height, target.data()},
+                        vertical.view());
     return;
   }
-  // Only the source rows some output row reads are resized horizontally.
-  compute_weights(source_width, target_width, horizontal_, unnormalised_);
-  const std::uint32_t first_row = vertical_.first.front();
-  const std::uint32_t end_row = vertical_.first.back() + vertical_.count.back();
-  for (auto& first : vertical_.first) first -= first_row;
-  intermediate_.resize(std::size_t{end_row - first_row} * target_row_bytes);
-  resample_rows(channels, source.data(), source_width, first_row, end_row - first_row, horizontal_,
-                target_width, intermediate_.data());
-  resample_columns(intermediate_.data(), target_row_bytes, vertical_, target_height, target.data());
+  const std::uint8_t* rows =
+      s.needed_rows(source, source_width, vertical, s.table(source_width, target_width), channels);
+  s.kernels->vertical({rows, row_bytes, vertical.first.front(), target_height, target.data()},
+                      vertical.view());
+}
+
+void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
+                                          std::uint32_t source_width, std::uint32_t source_height,
+                                          std::span<std::uint8_t> rgb_target,
+                                          std::uint32_t target_width, std::uint32_t target_height) {
+  check_extent(source.size(), source_width, source_height, 1, "source");
+  check_extent(rgb_target.size(), target_width, target_height, 3, "target");
+  const bool resize_rows = source_width != target_width;
+  const bool resize_columns = source_height != target_height;
+  State& s = *state_;
+  if (!resize_columns) {
+    const std::uint8_t* grey = source.data();
+    if (resize_rows) {
+      s.intermediate.resize(std::size_t{target_width} * target_height);
+      s.horizontal(source, source_width, 0, source_height, s.table(source_width, target_width), 1,
+                   s.intermediate.data());
+      grey = s.intermediate.data();
+    }
+    grey_to_rgb(grey, std::size_t{target_width} * target_height, rgb_target.data());
+    return;
+  }
+  AxisTable& vertical = s.table(source_height, target_height);
+  const std::uint8_t* rows =
+      resize_rows
+          ? s.needed_rows(source, source_width, vertical, s.table(source_width, target_width), 1)
+          : source.data() + std::size_t{vertical.first.front()} * source_width;
+  // One output row at a time: the vertical pass over that row's weights, then into RGB.
+  s.grey_row.resize(target_width);
+  const resample::AxisView all_rows = vertical.view();
+  for (std::uint32_t y = 0; y < target_height; ++y) {
+    const resample::AxisView row{all_rows.taps, all_rows.first + y, all_rows.count + y,
+                                 all_rows.weights + std::size_t{y} * all_rows.taps};
+    s.kernels->vertical({rows, target_width, vertical.first.front(), 1, s.grey_row.data()}, row);
+    grey_to_rgb(s.grey_row.data(), target_width,
+                rgb_target.data() + std::size_t{y} * target_width * 3);
+  }
 }
 
 }  // namespace odbatch

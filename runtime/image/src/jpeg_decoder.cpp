@@ -144,7 +144,6 @@ JpegDecoder::JpegDecoder(JpegDecoder&& other) noexcept
     : limits_(other.limits_),
       handle_(std::exchange(other.handle_, nullptr)),
       decoded_(std::move(other.decoded_)),
-      resized_grey_(std::move(other.resized_grey_)),
       resampler_(std::move(other.resampler_)) {}
 
 JpegDecoder& JpegDecoder::operator=(JpegDecoder&& other) noexcept {
@@ -153,7 +152,6 @@ JpegDecoder& JpegDecoder::operator=(JpegDecoder&& other) noexcept {
     limits_ = other.limits_;
     handle_ = std::exchange(other.handle_, nullptr);
     decoded_ = std::move(other.decoded_);
-    resized_grey_ = std::move(other.resized_grey_);
     resampler_ = std::move(other.resampler_);
   }
   return *this;
@@ -274,21 +272,14 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
     return std::nullopt;
   }
 
-  // Grey is decoded and resized as one channel, then copied to R, G and B: the same pixels as
-  // resizing its RGB conversion, with a third of the work.
+  // Grey is decoded and resized as one channel, written to R, G and B as it goes: the same
+  // pixels as resizing its RGB conversion, with a third of the work.
   decoded_.resize(std::size_t{out.decoded_width} * out.decoded_height);
   if (auto error =
           decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_GRAY, decoded_.data()))
     return error;
-  const std::uint8_t* grey = decoded_.data();
-  if (resize) {
-    resized_grey_.resize(std::size_t{out.width} * out.height);
-    resampler_.resize(decoded_, out.decoded_width, out.decoded_height, resized_grey_, out.width,
-                      out.height, 1);
-    grey = resized_grey_.data();
-  }
-  for (std::size_t i = 0, pixels = std::size_t{out.width} * out.height; i < pixels; ++i)
-    out.rgb[3 * i] = out.rgb[3 * i + 1] = out.rgb[3 * i + 2] = grey[i];
+  resampler_.resize_grey_to_rgb(decoded_, out.decoded_width, out.decoded_height, out.rgb, out.width,
+                                out.height);
   return std::nullopt;
 }
 

@@ -15,17 +15,31 @@
 // - Separable: a horizontal pass (only over the source rows the vertical pass needs) into a uint8
 //   intermediate, then a vertical pass; each pass adds 2^21, shifts right by 22 and clamps to
 //   0..255, so every output value is rounded to nearest and clamped.
+// Pillow always runs the horizontal pass first, into a uint8 intermediate: the order is part of the
+// bytes (the other order rounds different sums), so it is kept whatever the sizes.
+// The passes run as vector kernels (AVX-512, AVX2 or SSE4.1, see simd_level.hpp) with the same
+// 22-bit integer weights and sums: integer additions in any order give the same bytes.
 // Pixel values stay uint8 in 0..255; rescaling and mean/std normalisation belong to the trainer.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "odbatch/image/simd_level.hpp"
+
 namespace odbatch {
 
-// Not thread-safe: it keeps its weight tables and intermediate rows between calls, so resizing
-// repeatedly allocates only when an image needs more room than any before it.
+// Not thread-safe: it keeps weight tables (per source/target size pair, the most recent few) and
+// intermediate rows between calls, so resizing repeatedly allocates only when an image needs more
+// room than any before it. Every SimdLevel gives the same bytes.
 class BicubicResampler {
  public:
+  // Throws ConfigError when `level` is above what this CPU supports.
+  explicit BicubicResampler(SimdLevel level = default_simd_level());
+  BicubicResampler(BicubicResampler&&) noexcept;
+  BicubicResampler& operator=(BicubicResampler&&) noexcept;
+  ~BicubicResampler();
+
   // `source` holds source_width * source_height * channels bytes and `target` target_width *
   // target_height * channels; every side is at least 1 and channels is 1 (grey) or 3 (RGB).
   // Throws std::invalid_argument otherwise. Channels are resized independently, so a grey image
@@ -34,20 +48,18 @@ class BicubicResampler {
               std::uint32_t source_height, std::span<std::uint8_t> target,
               std::uint32_t target_width, std::uint32_t target_height, std::uint32_t channels = 3);
 
-  // Fixed-point weights of one axis: output pixel i reads `count[i]` source pixels from
-  // `first[i]` with the weights at `weights[i * taps]`.
-  struct AxisWeights {
-    std::uint32_t taps = 0;
-    std::vector<std::uint32_t> first;
-    std::vector<std::uint32_t> count;
-    std::vector<std::int32_t> weights;
-  };
+  // A grey source resized and written as RGB with equal channels (target_width * target_height
+  // * 3 bytes), row by row, without a resized grey image in between.
+  void resize_grey_to_rgb(std::span<const std::uint8_t> source, std::uint32_t source_width,
+                          std::uint32_t source_height, std::span<std::uint8_t> rgb_target,
+                          std::uint32_t target_width, std::uint32_t target_height);
+
+  SimdLevel simd_level() const { return level_; }
 
  private:
-  AxisWeights horizontal_;
-  AxisWeights vertical_;
-  std::vector<double> unnormalised_;        // one output pixel's weights before normalising
-  std::vector<std::uint8_t> intermediate_;  // horizontally resized source rows
+  struct State;
+  SimdLevel level_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace odbatch

@@ -81,8 +81,7 @@ class JpegDecoder {
 
   JpegDecoderLimits limits_;
   void* handle_ = nullptr;  // tjhandle, kept opaque so turbojpeg.h stays out of this header
-  std::vector<std::uint8_t> decoded_;       // the DCT-scaled decode (CMYK: 4 bytes a pixel)
-  std::vector<std::uint8_t> resized_grey_;  // a grey image resized, before becoming RGB
+  std::vector<std::uint8_t> decoded_;  // the DCT-scaled decode (CMYK: 4 bytes a pixel)
   BicubicResampler resampler_;
 };
 

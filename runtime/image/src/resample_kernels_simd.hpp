@@ -1,0 +1,162 @@
+#pragma once
+// The vector kernels, written once over an `Ops` type that wraps one instruction set's
+// intrinsics: Ops::kLanes 32-bit lanes in an Ops::Vector. Included only by the per-level
+// translation units; everything here has internal linkage, so every instantiation stays in the
+// unit compiled for its instruction set. Integer arithmetic wraps in vector registers and Pillow's
+// sums fit in int32, so the bytes equal the scalar kernels' whatever the order of the additions.
+//
+// Ops provides:
+//   Vector splat(int32)                       every lane the value
+//   Vector load_bytes(const uint8_t*)         kLanes bytes, zero-extended to 32 bits
+//   Vector load_rgb_taps(const uint8_t*)      kLanes / 4 consecutive RGB pixels as R, G, B, 0
+//   Vector load_weights(const int32_t*)       kLanes weights
+//   Vector multiply_add(acc, a, b)            acc + a * b, per lane
+//   void store_bytes(uint8_t*, Vector)        (lane >> 22) clamped to 0..255, kLanes bytes
+//   __m128i fold_to_4(Vector)                 lanes added in groups of 4 (lane i % 4)
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "resample_kernels.hpp"
+
+namespace odbatch::resample {
+namespace {
+
+std::uint8_t scalar_pixel(std::int32_t sum) {
+  const std::int32_t shifted = sum >> kPrecisionBits;
+  return static_cast<std::uint8_t>(shifted < 0 ? 0 : shifted > 255 ? 255 : shifted);
+}
+
+std::int32_t horizontal_sum(__m128i v) {
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1));
+  return _mm_cvtsi128_si32(v);
+}
+
+// The source row to read for horizontal pass row y: the row itself, or a zero-padded copy when
+// the loads' overread would pass the end of the source buffer.
+const std::uint8_t* readable_row(const HorizontalPass& pass, std::size_t row_bytes,
+                                 std::uint32_t y) {
+  const std::size_t offset = (pass.first_row + y) * row_bytes;
+  const std::uint8_t* row = pass.source + offset;
+  if (offset + row_bytes + kRowOverread <= pass.source_bytes) return row;
+  std::memcpy(pass.padded_row, row, row_bytes);
+  std::memset(pass.padded_row + row_bytes, 0, kRowOverread);
+  return pass.padded_row;
+}
+
+template <class Ops>
+void horizontal_rgb(const HorizontalPass& pass, const AxisView& axis, const ExpandedView& layout) {
+  constexpr std::uint32_t kLanes = Ops::kLanes;
+  constexpr std::uint32_t kTapsPerGroup = kLanes / 4;
+  const std::size_t in_stride = std::size_t{pass.source_width} * 3;
+  const std::size_t out_stride = std::size_t{pass.target_width} * 3;
+  const __m128i half = _mm_set1_epi32(kHalf);
+  for (std::uint32_t y = 0; y < pass.rows; ++y) {
+    const std::uint8_t* in_row = readable_row(pass, in_stride, y);
+    std::uint8_t* out = pass.target + y * out_stride;
+    for (std::uint32_t x = 0; x < pass.target_width; ++x, out += 3) {
+      const std::uint8_t* in = in_row + std::size_t{axis.first[x]} * 3;
+      const std::int32_t* weights =
+          layout.expanded + std::size_t{x} * layout.groups_per_output * kLanes;
+      auto sum = Ops::splat(0);
+      for (std::uint32_t g = 0; g < layout.groups[x]; ++g)
+        sum = Ops::multiply_add(sum, Ops::load_rgb_taps(in + g * kTapsPerGroup * 3),
+                                Ops::load_weights(weights + g * kLanes));
+      __m128i rgb = _mm_srai_epi32(_mm_add_epi32(Ops::fold_to_4(sum), half), kPrecisionBits);
+      rgb = _mm_packus_epi16(_mm_packus_epi32(rgb, rgb), rgb);  // saturating: the clamp
+      const std::uint32_t bytes = static_cast<std::uint32_t>(_mm_cvtsi128_si32(rgb));
+      // Four bytes at once; the fourth is the next pixel's red, written after. The last pixel
+      // of a row writes three, so nothing lands past the row.
+      if (x + 1 < pass.target_width) {
+        std::memcpy(out, &bytes, 4);
+      } else {
+        out[0] = static_cast<std::uint8_t>(bytes);
+        out[1] = static_cast<std::uint8_t>(bytes >> 8);
+        out[2] = static_cast<std::uint8_t>(bytes >> 16);
+      }
+    }
+  }
+}
+
+template <class Ops>
+void horizontal_grey(const HorizontalPass& pass, const AxisView& axis, const ExpandedView& layout) {
+  constexpr std::uint32_t kLanes = Ops::kLanes;
+  const std::size_t in_stride = pass.source_width;
+  for (std::uint32_t y = 0; y < pass.rows; ++y) {
+    const std::uint8_t* in_row = readable_row(pass, in_stride, y);
+    std::uint8_t* out = pass.target + y * std::size_t{pass.target_width};
+    for (std::uint32_t x = 0; x < pass.target_width; ++x) {
+      const std::uint8_t* in = in_row + axis.first[x];
+      const std::int32_t* weights =
+          layout.expanded + std::size_t{x} * layout.groups_per_output * kLanes;
+      auto sum = Ops::splat(0);
+      for (std::uint32_t g = 0; g < layout.groups[x]; ++g)
+        sum = Ops::multiply_add(sum, Ops::load_bytes(in + g * kLanes),
+                                Ops::load_weights(weights + g * kLanes));
+      out[x] = scalar_pixel(kHalf + horizontal_sum(Ops::fold_to_4(sum)));
+    }
+  }
+}
+
+// Output row y is a weighted sum of whole source rows: four vectors of bytes at a time keep four
+// independent sums in flight.
+template <class Ops>
+void vertical(const VerticalPass& pass, const AxisView& axis) {
+  constexpr std::size_t kLanes = Ops::kLanes;
+  const std::size_t row_bytes = pass.row_bytes;
+  for (std::uint32_t y = 0; y < pass.target_height; ++y) {
+    const std::int32_t* weights = axis.weights + std::size_t{y} * axis.taps;
+    const std::uint8_t* rows = pass.source + (axis.first[y] - pass.first_row) * row_bytes;
+    const std::uint32_t count = axis.count[y];
+    std::uint8_t* out = pass.target + y * row_bytes;
+    std::size_t i = 0;
+    for (; i + 4 * kLanes <= row_bytes; i += 4 * kLanes) {
+      auto s0 = Ops::splat(kHalf);
+      auto s1 = s0;
+      auto s2 = s0;
+      auto s3 = s0;
+      for (std::uint32_t t = 0; t < count; ++t) {
+        const auto w = Ops::splat(weights[t]);
+        const std::uint8_t* in = rows + t * row_bytes + i;
+        s0 = Ops::multiply_add(s0, Ops::load_bytes(in), w);
+        s1 = Ops::multiply_add(s1, Ops::load_bytes(in + kLanes), w);
+        s2 = Ops::multiply_add(s2, Ops::load_bytes(in + 2 * kLanes), w);
+        s3 = Ops::multiply_add(s3, Ops::load_bytes(in + 3 * kLanes), w);
+      }
+      Ops::store_bytes(out + i, s0);
+      Ops::store_bytes(out + i + kLanes, s1);
+      Ops::store_bytes(out + i + 2 * kLanes, s2);
+      Ops::store_bytes(out + i + 3 * kLanes, s3);
+    }
+    const auto one_vector = [&](std::size_t at) {
+      auto sum = Ops::splat(kHalf);
+      for (std::uint32_t t = 0; t < count; ++t)
+        sum = Ops::multiply_add(sum, Ops::load_bytes(rows + t * row_bytes + at),
+                                Ops::splat(weights[t]));
+      Ops::store_bytes(out + at, sum);
+    };
+    for (; i + kLanes <= row_bytes; i += kLanes) one_vector(i);
+    if (i == row_bytes) continue;
+    // The tail: one more vector ending at the row's end, which rewrites some bytes with the
+    // values they already have; rows narrower than a vector go byte by byte.
+    if (row_bytes >= kLanes) {
+      one_vector(row_bytes - kLanes);
+      continue;
+    }
+    for (; i < row_bytes; ++i) {
+      std::int32_t sum = kHalf;
+      for (std::uint32_t t = 0; t < count; ++t) sum += rows[t * row_bytes + i] * weights[t];
+      out[i] = scalar_pixel(sum);
+    }
+  }
+}
+
+template <class Ops>
+constexpr Kernels kernels_of() {
+  return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>};
+}
+
+}  // namespace
+}  // namespace odbatch::resample
