@@ -1,5 +1,8 @@
 // Times JPEG decoding to the visual-token geometry: per image class, CPU and wall time per image,
-// source megapixels per second, the DCT scales chosen and the share of time spent resizing.
+// source megapixels per second, the DCT scales chosen, the share of time spent resizing, the
+// resize's speed at every SIMD level this CPU has against scalar, and the whole stage against
+// libjpeg-turbo's decode alone at the same DCT scale (the floor: what decoding costs without
+// resizing).
 // Images come from --images DIR (every *.jpg / *.jpeg below it) or are generated.
 #include <time.h>
 #include <turbojpeg.h>
@@ -23,6 +26,7 @@
 #include "odbatch/image/bicubic_resampler.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/simd_level.hpp"
 
 namespace odbatch::bench {
 namespace {
@@ -155,7 +159,9 @@ struct ClassStats {
   int rejected = 0;
   double cpu_s = 0;
   double wall_s = 0;
-  double resize_s = 0;              // CPU time
+  double resize_s = 0;         // CPU time, at the decoder's SIMD level
+  double libjpeg_turbo_s = 0;  // CPU time of tjDecompress2 alone at the same scale
+  std::map<SimdLevel, double> resize_at_level_s;
   double header_s = 0;              // CPU time
   std::uint64_t source_pixels = 0;  // summed over repetitions
   std::uint64_t output_pixels = 0;
@@ -169,6 +175,9 @@ void merge(ClassStats& into, const ClassStats& from) {
   into.cpu_s += from.cpu_s;
   into.wall_s += from.wall_s;
   into.resize_s += from.resize_s;
+  into.libjpeg_turbo_s += from.libjpeg_turbo_s;
+  for (const auto& [level, seconds] : from.resize_at_level_s)
+    into.resize_at_level_s[level] += seconds;
   into.header_s += from.header_s;
   into.source_pixels += from.source_pixels;
   into.output_pixels += from.output_pixels;
@@ -177,10 +186,31 @@ void merge(ClassStats& into, const ClassStats& from) {
     if (into.errors.size() < kErrorsListed) into.errors.push_back(error);
 }
 
-// One image's statistics: decode time per decode (after a warm-up decode), header time, and the
-// time of the resize inside decode, measured alone.
+std::vector<SimdLevel> available_levels() {
+  std::vector<SimdLevel> levels;
+  for (const SimdLevel level :
+       {SimdLevel::scalar, SimdLevel::sse4, SimdLevel::avx2, SimdLevel::avx512})
+    if (simd_level_available(level)) levels.push_back(level);
+  return levels;
+}
+
+int turbojpeg_format(const JpegHeader& header) {
+  switch (header.colorspace) {
+    case JpegColorspace::grey:
+      return TJPF_GRAY;
+    case JpegColorspace::cmyk:
+    case JpegColorspace::ycck:
+      return TJPF_CMYK;
+    default:
+      return TJPF_RGB;
+  }
+}
+
+// One image's statistics: decode time per decode (after a warm-up decode), header time,
+// libjpeg-turbo's own decode at the chosen scale, and the time of the resize inside decode,
+// measured alone at the decoder's level and at every level.
 ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
-                   BicubicResampler& resampler) {
+                   std::map<SimdLevel, BicubicResampler>& resamplers, tjhandle turbo) {
   ClassStats stats;
   stats.images = 1;
   const VisionGeometryConfig geometry;
@@ -201,16 +231,29 @@ ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
   stats.wall_s = wall_seconds(wall_start) / repeat;
   stats.cpu_s = (thread_cpu_seconds() - cpu_start) / repeat;
 
+  const JpegHeader header = decoder.read_header(sample.jpeg).value();
+  const int format = turbojpeg_format(header);
+  Bytes decoded(std::size_t{image.decoded_width} * image.decoded_height * tjPixelSize[format]);
+  const double turbo_start = thread_cpu_seconds();
+  for (int i = 0; i < repeat; ++i)
+    (void)tjDecompress2(turbo, sample.jpeg.data(), sample.jpeg.size(), decoded.data(),
+                        static_cast<int>(image.decoded_width), 0,
+                        static_cast<int>(image.decoded_height), format, 0);
+  stats.libjpeg_turbo_s = (thread_cpu_seconds() - turbo_start) / repeat;
+
   // Same sizes, channels and code as the resize inside decode(), so the same time.
   if (image.decoded_width != image.width || image.decoded_height != image.height) {
-    const std::uint32_t channels = decoder.read_header(sample.jpeg).value().components;
-    const Bytes decoded(std::size_t{image.decoded_width} * image.decoded_height * channels, 128);
+    const std::uint32_t channels = header.components;
+    decoded.resize(std::size_t{image.decoded_width} * image.decoded_height * channels);
     Bytes resized(std::size_t{image.width} * image.height * channels);
-    const double resize_start = thread_cpu_seconds();
-    for (int i = 0; i < repeat; ++i)
-      resampler.resize(decoded, image.decoded_width, image.decoded_height, resized, image.width,
-                       image.height, channels);
-    stats.resize_s = (thread_cpu_seconds() - resize_start) / repeat;
+    for (auto& [level, resampler] : resamplers) {
+      const double resize_start = thread_cpu_seconds();
+      for (int i = 0; i < repeat; ++i)
+        resampler.resize(decoded, image.decoded_width, image.decoded_height, resized, image.width,
+                         image.height, channels);
+      stats.resize_at_level_s[level] = (thread_cpu_seconds() - resize_start) / repeat;
+    }
+    stats.resize_s = stats.resize_at_level_s.at(default_simd_level());
   }
   stats.source_pixels = std::uint64_t{image.source_width} * image.source_height;
   stats.output_pixels = std::uint64_t{image.width} * image.height;
@@ -233,6 +276,20 @@ Report class_report(const std::string& name, const ClassStats& s) {
     entry["mean_source_mp"] = rounded(static_cast<double>(s.source_pixels) * per_image / 1e6, 3);
     entry["mean_output_mp"] = rounded(static_cast<double>(s.output_pixels) * per_image / 1e6, 3);
     entry["resize_share_of_cpu"] = rounded(s.resize_s / s.cpu_s, 3);
+    entry["libjpeg_turbo_cpu_ms_per_image"] = rounded(s.libjpeg_turbo_s * per_image * 1e3, 3);
+    entry["stage_over_libjpeg_turbo"] = rounded(s.cpu_s / s.libjpeg_turbo_s, 3);
+    Report resize_speed;
+    Report speedup;
+    for (const auto& [level, seconds] : s.resize_at_level_s) {
+      if (seconds <= 0) continue;
+      const std::string level_name(to_string(level));
+      resize_speed[level_name] = rounded(static_cast<double>(s.output_pixels) / 1e6 / seconds, 1);
+      speedup[level_name] = rounded(s.resize_at_level_s.at(SimdLevel::scalar) / seconds, 2);
+    }
+    if (!resize_speed.empty()) {
+      entry["resize_output_mp_per_cpu_s"] = resize_speed;
+      entry["resize_speedup_over_scalar"] = speedup;
+    }
     entry["header_cpu_us_per_image"] = rounded(s.header_s * per_image * 1e6, 3);
     entry["dct_scales"] = s.dct_scales;
   }
@@ -242,7 +299,9 @@ Report class_report(const std::string& name, const ClassStats& s) {
 
 int run(const Options& options) {
   JpegDecoder decoder;
-  BicubicResampler resampler;
+  std::map<SimdLevel, BicubicResampler> resamplers;
+  for (const SimdLevel level : available_levels()) resamplers.emplace(level, level);
+  const std::unique_ptr<void, int (*)(tjhandle)> turbo(tjInitDecompress(), tjDestroy);
   std::map<std::string, ClassStats> classes;
   ClassStats total;
   Report report;
@@ -252,8 +311,9 @@ int run(const Options& options) {
                         {"min_pixels", VisionGeometryConfig{}.min_pixels},
                         {"max_pixels", VisionGeometryConfig{}.max_pixels}};
   report["repeat"] = options.repeat;
+  report["simd_level"] = to_string(default_simd_level());
   const auto add = [&](const Sample& sample) {
-    const ClassStats one = measure(sample, options.repeat, decoder, resampler);
+    const ClassStats one = measure(sample, options.repeat, decoder, resamplers, turbo.get());
     merge(classes[sample.image_class], one);
     merge(total, one);
   };

@@ -156,6 +156,7 @@ struct BicubicResampler::State {
   std::vector<double> unnormalised;        // one output pixel's weights before normalising
   std::vector<std::uint8_t> intermediate;  // horizontally resized source rows
   std::vector<std::uint8_t> padded_row;    // a source row near the buffer's end, padded
+  std::vector<std::uint8_t> row_blocks;    // transposed blocks of rows, source then target
   std::vector<std::uint8_t> grey_row;      // one output row of a grey image bound for RGB
 
   // The table for resizing in_size to out_size, computed unless one of the cached ones is it;
@@ -188,10 +189,20 @@ struct BicubicResampler::State {
       const ExpandedWeights& weights = expanded(axis, kernels->lanes, channels == 3);
       layout = {weights.groups_per_output, weights.groups.data(), weights.expanded.data()};
     }
-    padded_row.resize(std::size_t{source_width} * channels + resample::kRowOverread);
-    const resample::HorizontalPass pass{
-        source.data(), source.size(), source_width, first_row,
-        rows,          axis.out_size, target,       padded_row.data()};
+    const std::size_t in_row_bytes = std::size_t{source_width} * channels;
+    const std::size_t out_row_bytes = std::size_t{axis.out_size} * channels;
+    padded_row.resize(in_row_bytes + resample::kRowOverread);
+    row_blocks.resize(kernels->lanes * (in_row_bytes + out_row_bytes));
+    const resample::HorizontalPass pass{source.data(),
+                                        source.size(),
+                                        source_width,
+                                        first_row,
+                                        rows,
+                                        axis.out_size,
+                                        target,
+                                        padded_row.data(),
+                                        row_blocks.data(),
+                                        row_blocks.data() + kernels->lanes * in_row_bytes};
     (channels == 3 ? kernels->horizontal_rgb : kernels->horizontal_grey)(pass, axis.view(), layout);
   }
 

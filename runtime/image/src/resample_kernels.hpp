@@ -43,6 +43,10 @@ struct HorizontalPass {
   std::uint32_t target_width;
   std::uint8_t* target;      // rows * target_width * channels bytes
   std::uint8_t* padded_row;  // source_width * channels + kRowOverread bytes of scratch
+  // Kernels::lanes * source_width * channels and Kernels::lanes * target_width * channels bytes
+  // of scratch, for kernels that transpose blocks of rows.
+  std::uint8_t* block_columns;
+  std::uint8_t* block_outputs;
 };
 
 struct VerticalPass {

@@ -8,6 +8,8 @@ struct Avx2Ops {
   using Vector = __m256i;
   static constexpr std::uint32_t kLanes = 8;
 
+  static constexpr bool kRowBlocks = true;
+
   static Vector splat(std::int32_t value) { return _mm256_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -23,6 +25,7 @@ struct Avx2Ops {
   static Vector multiply_add(Vector sum, Vector a, Vector b) {
     return _mm256_add_epi32(sum, _mm256_mullo_epi32(a, b));
   }
+  static Vector add(Vector a, Vector b) { return _mm256_add_epi32(a, b); }
   static void store_bytes(std::uint8_t* p, Vector sum) {
     const Vector v = _mm256_srai_epi32(sum, kPrecisionBits);
     const __m128i words =

@@ -8,6 +8,8 @@ struct Avx512Ops {
   using Vector = __m512i;
   static constexpr std::uint32_t kLanes = 16;
 
+  static constexpr bool kRowBlocks = true;
+
   static Vector splat(std::int32_t value) { return _mm512_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -21,6 +23,7 @@ struct Avx512Ops {
   static Vector multiply_add(Vector sum, Vector a, Vector b) {
     return _mm512_add_epi32(sum, _mm512_mullo_epi32(a, b));
   }
+  static Vector add(Vector a, Vector b) { return _mm512_add_epi32(a, b); }
   static void store_bytes(std::uint8_t* p, Vector sum) {
     // Negative sums to 0 first: the narrowing below saturates as unsigned.
     const Vector v =

@@ -11,8 +11,11 @@
 //   Vector load_rgb_taps(const uint8_t*)      kLanes / 4 consecutive RGB pixels as R, G, B, 0
 //   Vector load_weights(const int32_t*)       kLanes weights
 //   Vector multiply_add(acc, a, b)            acc + a * b, per lane
+//   Vector add(a, b)                          a + b, per lane
 //   void store_bytes(uint8_t*, Vector)        (lane >> 22) clamped to 0..255, kLanes bytes
 //   __m128i fold_to_4(Vector)                 lanes added in groups of 4 (lane i % 4)
+//   bool kRowBlocks                           whether the horizontal pass runs a block of
+//                                             kLanes rows at a time (a multiple of 8 lanes)
 
 #include <immintrin.h>
 
@@ -153,9 +156,113 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
   }
 }
 
+// Byte (i, j) of an 8x8 tile, at src + i * src_stride + j, goes to dst + j * dst_stride + i.
+void transpose_8x8(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst,
+                   std::size_t dst_stride) {
+  __m128i r[8];
+  for (int i = 0; i < 8; ++i)
+    r[i] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]);
+  const __m128i a1 = _mm_unpacklo_epi8(r[2], r[3]);
+  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]);
+  const __m128i a3 = _mm_unpacklo_epi8(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi16(a0, a1);
+  const __m128i b1 = _mm_unpackhi_epi16(a0, a1);
+  const __m128i b2 = _mm_unpacklo_epi16(a2, a3);
+  const __m128i b3 = _mm_unpackhi_epi16(a2, a3);
+  const __m128i columns[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
+                              _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
+  for (int k = 0; k < 4; ++k) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k) * dst_stride), columns[k]);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * dst_stride),
+                     _mm_srli_si128(columns[k], 8));
+  }
+}
+
+// A rows x bytes matrix (row i at src + i * src_stride) into its transpose (row j at
+// dst + j * dst_stride): 8x8 tiles, then byte by byte at the edges.
+void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows, std::size_t bytes,
+               std::uint8_t* dst, std::size_t dst_stride) {
+  std::size_t i = 0;
+  for (; i + 8 <= rows; i += 8) {
+    std::size_t j = 0;
+    for (; j + 8 <= bytes; j += 8)
+      transpose_8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+    for (; j < bytes; ++j)
+      for (std::size_t k = i; k < i + 8; ++k) dst[j * dst_stride + k] = src[k * src_stride + j];
+  }
+  for (; i < rows; ++i)
+    for (std::size_t j = 0; j < bytes; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
+}
+
+// The horizontal pass over Ops::kLanes rows at once, one row a lane: the block is transposed so
+// that each source byte column is kLanes contiguous bytes, every output byte column is then a
+// weighted sum of whole source columns (the vertical pass's shape, with no per-pixel reduction),
+// and the result is transposed back. Rows left over (fewer than a block) take the per-pixel
+// kernels.
+template <class Ops, std::uint32_t kChannels>
+void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
+                              const ExpandedView& layout) {
+  constexpr std::uint32_t kLanes = Ops::kLanes;
+  const std::size_t in_stride = std::size_t{pass.source_width} * kChannels;
+  const std::size_t out_stride = std::size_t{pass.target_width} * kChannels;
+  std::uint8_t* columns = pass.block_columns;
+  std::uint8_t* outputs = pass.block_outputs;
+  std::uint32_t y = 0;
+  for (; y + kLanes <= pass.rows; y += kLanes) {
+    transpose(pass.source + (pass.first_row + y) * in_stride, in_stride, kLanes, in_stride, columns,
+              kLanes);
+    for (std::uint32_t x = 0; x < pass.target_width; ++x) {
+      const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
+      const std::uint8_t* in = columns + std::size_t{axis.first[x]} * kChannels * kLanes;
+      std::uint8_t* out = outputs + std::size_t{x} * kChannels * kLanes;
+      if constexpr (kChannels == 3) {
+        auto r = Ops::splat(kHalf);
+        auto g = r;
+        auto b = r;
+        for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += 3 * kLanes) {
+          const auto w = Ops::splat(weights[t]);
+          r = Ops::multiply_add(r, Ops::load_bytes(in), w);
+          g = Ops::multiply_add(g, Ops::load_bytes(in + kLanes), w);
+          b = Ops::multiply_add(b, Ops::load_bytes(in + 2 * kLanes), w);
+        }
+        Ops::store_bytes(out, r);
+        Ops::store_bytes(out + kLanes, g);
+        Ops::store_bytes(out + 2 * kLanes, b);
+      } else {
+        // Even and odd taps in two sums, so consecutive multiply-adds do not wait on each other.
+        auto even = Ops::splat(kHalf);
+        auto odd = Ops::splat(0);
+        std::uint32_t t = 0;
+        for (; t + 2 <= axis.count[x]; t += 2, in += 2 * kLanes) {
+          even = Ops::multiply_add(even, Ops::load_bytes(in), Ops::splat(weights[t]));
+          odd = Ops::multiply_add(odd, Ops::load_bytes(in + kLanes), Ops::splat(weights[t + 1]));
+        }
+        if (t < axis.count[x])
+          even = Ops::multiply_add(even, Ops::load_bytes(in), Ops::splat(weights[t]));
+        Ops::store_bytes(out, Ops::add(even, odd));
+      }
+    }
+    transpose(outputs, kLanes, out_stride, kLanes, pass.target + y * out_stride, out_stride);
+  }
+  if (y == pass.rows) return;
+  HorizontalPass rest = pass;
+  rest.first_row = pass.first_row + y;
+  rest.rows = pass.rows - y;
+  rest.target = pass.target + y * out_stride;
+  if constexpr (kChannels == 3)
+    horizontal_rgb<Ops>(rest, axis, layout);
+  else
+    horizontal_grey<Ops>(rest, axis, layout);
+}
+
 template <class Ops>
 constexpr Kernels kernels_of() {
-  return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>};
+  if constexpr (Ops::kRowBlocks)
+    return Kernels{Ops::kLanes, horizontal_by_row_blocks<Ops, 3>, horizontal_by_row_blocks<Ops, 1>,
+                   vertical<Ops>};
+  else
+    return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>};
 }
 
 }  // namespace

@@ -8,6 +8,8 @@ struct Sse4Ops {
   using Vector = __m128i;
   static constexpr std::uint32_t kLanes = 4;
 
+  static constexpr bool kRowBlocks = false;
+
   static Vector splat(std::int32_t value) { return _mm_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     std::int32_t bytes;
@@ -26,6 +28,7 @@ struct Sse4Ops {
   static Vector multiply_add(Vector sum, Vector a, Vector b) {
     return _mm_add_epi32(sum, _mm_mullo_epi32(a, b));
   }
+  static Vector add(Vector a, Vector b) { return _mm_add_epi32(a, b); }
   static void store_bytes(std::uint8_t* p, Vector sum) {
     Vector v = _mm_srai_epi32(sum, kPrecisionBits);
     v = _mm_packus_epi16(_mm_packus_epi32(v, v), v);
