@@ -143,10 +143,6 @@ void check_extent(std::size_t bytes, std::uint32_t width, std::uint32_t height,
                                 " bytes (and no zero side), got " + std::to_string(bytes));
 }
 
-void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb) {
-  for (std::size_t i = 0; i < pixels; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = grey[i];
-}
-
 }  // namespace
 
 struct BicubicResampler::State {
@@ -281,7 +277,7 @@ void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
                    s.intermediate.data());
       grey = s.intermediate.data();
     }
-    grey_to_rgb(grey, std::size_t{target_width} * target_height, rgb_target.data());
+    s.kernels->grey_to_rgb(grey, std::size_t{target_width} * target_height, rgb_target.data());
     return;
   }
   AxisTable& vertical = s.table(source_height, target_height);
@@ -296,8 +292,8 @@ void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
     const resample::AxisView row{all_rows.taps, all_rows.first + y, all_rows.count + y,
                                  all_rows.weights + std::size_t{y} * all_rows.taps};
     s.kernels->vertical({rows, target_width, vertical.first.front(), 1, s.grey_row.data()}, row);
-    grey_to_rgb(s.grey_row.data(), target_width,
-                rgb_target.data() + std::size_t{y} * target_width * 3);
+    s.kernels->grey_to_rgb(s.grey_row.data(), target_width,
+                           rgb_target.data() + std::size_t{y} * target_width * 3);
   }
 }
 

@@ -62,6 +62,8 @@ struct Kernels {
   void (*horizontal_rgb)(const HorizontalPass&, const AxisView&, const ExpandedView&);
   void (*horizontal_grey)(const HorizontalPass&, const AxisView&, const ExpandedView&);
   void (*vertical)(const VerticalPass&, const AxisView&);
+  // Each grey byte written three times, as R, G and B.
+  void (*grey_to_rgb)(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb);
 };
 
 extern const Kernels kScalarKernels;

@@ -65,8 +65,12 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
   }
 }
 
+void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb) {
+  for (std::size_t i = 0; i < pixels; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = grey[i];
+}
+
 }  // namespace
 
-const Kernels kScalarKernels{0, horizontal_rgb, horizontal_grey, vertical};
+const Kernels kScalarKernels{0, horizontal_rgb, horizontal_grey, vertical, grey_to_rgb};
 
 }  // namespace odbatch::resample

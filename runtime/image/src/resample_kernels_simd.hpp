@@ -256,13 +256,32 @@ void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
     horizontal_grey<Ops>(rest, axis, layout);
 }
 
+// Sixteen grey bytes become 48 RGB bytes with three byte shuffles (SSSE3, which every vector
+// level has).
+void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb) {
+  const __m128i first = _mm_setr_epi8(0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5);
+  const __m128i second = _mm_setr_epi8(5, 5, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9, 9, 10, 10);
+  const __m128i third =
+      _mm_setr_epi8(10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15);
+  std::size_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    const __m128i g = _mm_loadu_si128(reinterpret_cast<const __m128i*>(grey + i));
+    __m128i* out = reinterpret_cast<__m128i*>(rgb + 3 * i);
+    _mm_storeu_si128(out, _mm_shuffle_epi8(g, first));
+    _mm_storeu_si128(out + 1, _mm_shuffle_epi8(g, second));
+    _mm_storeu_si128(out + 2, _mm_shuffle_epi8(g, third));
+  }
+  for (; i < pixels; ++i) rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = grey[i];
+}
+
 template <class Ops>
 constexpr Kernels kernels_of() {
   if constexpr (Ops::kRowBlocks)
     return Kernels{Ops::kLanes, horizontal_by_row_blocks<Ops, 3>, horizontal_by_row_blocks<Ops, 1>,
-                   vertical<Ops>};
+                   vertical<Ops>, grey_to_rgb};
   else
-    return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>};
+    return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>,
+                   grey_to_rgb};
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ std::vector<SizePair> size_pairs(std::uint64_t seed, int long_pairs, int small_p
     pairs.push_back(wide ? SizePair{long_in, short_in, long_out, short_out}
                          : SizePair{short_in, long_in, short_out, long_out});
   }
+  // Unchanged sizes and single-axis resizes, which take shortcuts.
+  pairs.insert(pairs.end(),
+               {{37, 5, 37, 5}, {100, 20, 100, 20}, {100, 20, 37, 20}, {37, 20, 37, 5}});
   for (int i = 0; i < small_pairs; ++i)
     pairs.push_back({side(rng, 70), side(rng, 70), side(rng, 70), side(rng, 70)});
   return pairs;
