@@ -39,6 +39,6 @@ struct Avx2Ops {
 
 }  // namespace
 
-const Kernels kAvx2Kernels = kernels_of<Avx2Ops>();
+extern const Kernels kAvx2Kernels = kernels_of<Avx2Ops>();
 
 }  // namespace odbatch::resample

@@ -39,6 +39,6 @@ struct Avx512Ops {
 
 }  // namespace
 
-const Kernels kAvx512Kernels = kernels_of<Avx512Ops>();
+extern const Kernels kAvx512Kernels = kernels_of<Avx512Ops>();
 
 }  // namespace odbatch::resample

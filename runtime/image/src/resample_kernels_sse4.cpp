@@ -40,6 +40,6 @@ struct Sse4Ops {
 
 }  // namespace
 
-const Kernels kSse4Kernels = kernels_of<Sse4Ops>();
+extern const Kernels kSse4Kernels = kernels_of<Sse4Ops>();
 
 }  // namespace odbatch::resample
