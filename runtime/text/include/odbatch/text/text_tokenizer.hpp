@@ -1,0 +1,53 @@
+#pragma once
+// One interface for the tokenizers a model may ship: a Hugging Face tokenizer.json (byte-level
+// BPE) and a tiktoken ranks file. Implementations are immutable after loading, so every method
+// is const and thread-safe: a pool of workers may share one tokenizer.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace odbatch {
+
+using TokenId = std::uint32_t;
+
+struct TextEncodeOptions {
+  // Special tokens written in the text ("<|im_start|>") become their ids; when false they are
+  // encoded as ordinary text (Hugging Face's split_special_tokens, tiktoken's encode_ordinary).
+  bool recognize_special_tokens = true;
+  // Applies the tokenizer's post-processor (a BOS token, say), as Hugging Face's
+  // add_special_tokens does; tokenizers without one ignore it.
+  bool add_special_tokens = false;
+};
+
+class TextTokenizer {
+ public:
+  virtual ~TextTokenizer() = default;
+
+  // Appends the ids of `text` (UTF-8) to `ids`.
+  virtual void encode_into(std::string_view text, const TextEncodeOptions& options,
+                           std::vector<TokenId>& ids) const = 0;
+  std::vector<TokenId> encode(std::string_view text, const TextEncodeOptions& options = {}) const {
+    std::vector<TokenId> ids;
+    encode_into(text, options, ids);
+    return ids;
+  }
+
+  // The text of `ids`; bytes that do not form valid UTF-8 (a sequence cut inside a character)
+  // become U+FFFD, as the reference libraries decode. Unknown ids throw std::out_of_range.
+  virtual std::string decode(std::span<const TokenId> ids,
+                             bool skip_special_tokens = false) const = 0;
+
+  // The token as the model's vocabulary spells it (byte-level symbols for byte-level BPE).
+  virtual std::optional<TokenId> token_to_id(std::string_view token) const = 0;
+  virtual std::optional<std::string> id_to_token(TokenId id) const = 0;
+
+  // One past the largest id, added tokens included: the rows an embedding needs.
+  virtual std::uint32_t vocab_size() const = 0;
+  // Ids of the special tokens (control tokens such as <|im_end|>), ascending.
+  virtual std::span<const TokenId> special_token_ids() const = 0;
+};
+
+}  // namespace odbatch

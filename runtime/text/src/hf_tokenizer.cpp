@@ -1,0 +1,882 @@
+#include "odbatch/text/hf_tokenizer.hpp"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "bpe_merge.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
+#include "split_regex.hpp"
+#include "utf8_text.hpp"
+
+namespace odbatch {
+namespace {
+
+using json = nlohmann::json;
+using text_detail::MatchSpan;
+using text_detail::PairMerge;
+using text_detail::SplitRegex;
+
+// A problem at a JSON path of the file; the loader adds the file's name.
+struct JsonPathError {
+  std::string path;
+  std::string problem;
+};
+
+[[noreturn]] void fail(const std::string& path, const std::string& problem) {
+  throw JsonPathError{path, problem};
+}
+
+std::string member_path(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+std::string index_path(const std::string& path, std::size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+const json* find_member(const json& object, std::string_view key) {
+  const auto found = object.find(key);
+  return found == object.end() || found->is_null() ? nullptr : &*found;
+}
+
+const json& require_member(const json& object, std::string_view key, const std::string& path) {
+  const json* value = find_member(object, key);
+  if (value == nullptr) fail(member_path(path, key), "missing");
+  return *value;
+}
+
+void require_object(const json& value, const std::string& path) {
+  if (!value.is_object()) fail(path, "must be an object");
+}
+
+bool bool_member(const json& object, std::string_view key, bool fallback, const std::string& path) {
+  const json* value = find_member(object, key);
+  if (value == nullptr) return fallback;
+  if (!value->is_boolean()) fail(member_path(path, key), "must be true or false");
+  return value->get<bool>();
+}
+
+std::string string_member(const json& object, std::string_view key, const std::string& path) {
+  const json& value = require_member(object, key, path);
+  if (!value.is_string()) fail(member_path(path, key), "must be a string");
+  return value.get<std::string>();
+}
+
+TokenId id_value(const json& value, const std::string& path) {
+  if (!value.is_number_unsigned() ||
+      value.get<std::uint64_t>() >= std::numeric_limits<TokenId>::max())
+    fail(path, "must be a token id (an integer from 0 to 2^32-2)");
+  return value.get<TokenId>();
+}
+
+std::string type_of(const json& component, const std::string& path) {
+  require_object(component, path);
+  return string_member(component, "type", path);
+}
+
+[[noreturn]] void unsupported_type(const std::string& path, const std::string& type) {
+  fail(member_path(path, "type"), "'" + type + "' is not supported");
+}
+
+// GPT-2's byte-to-symbol table: printable Latin-1 bytes stand for themselves, the other bytes
+// for U+0100 onwards, in byte order.
+struct ByteLevelAlphabet {
+  std::array<std::string, 256> symbol;  // UTF-8 of each byte's symbol
+  std::array<std::int16_t, 324> byte_of_code_point;
+
+  ByteLevelAlphabet() {
+    byte_of_code_point.fill(-1);
+    int next = 256;
+    for (int byte = 0; byte < 256; ++byte) {
+      const bool printable =
+          (byte >= '!' && byte <= '~') || (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
+      const int code_point = printable ? byte : next++;
+      byte_of_code_point[code_point] = static_cast<std::int16_t>(byte);
+      std::uint8_t utf8[4];
+      const auto length = utf8proc_encode_char(code_point, utf8);
+      symbol[byte].assign(reinterpret_cast<const char*>(utf8), static_cast<std::size_t>(length));
+    }
+  }
+
+  // The bytes a string of symbols stands for, or nullopt when a character is not a symbol.
+  std::optional<std::string> bytes_of(std::string_view symbols) const {
+    std::string bytes;
+    const auto* data = reinterpret_cast<const utf8proc_uint8_t*>(symbols.data());
+    for (std::size_t i = 0; i < symbols.size();) {
+      utf8proc_int32_t code_point = 0;
+      const auto length = utf8proc_iterate(
+          data + i, static_cast<utf8proc_ssize_t>(symbols.size() - i), &code_point);
+      if (length <= 0 || code_point < 0 ||
+          static_cast<std::size_t>(code_point) >= byte_of_code_point.size() ||
+          byte_of_code_point[static_cast<std::size_t>(code_point)] < 0)
+        return std::nullopt;
+      bytes += static_cast<char>(byte_of_code_point[static_cast<std::size_t>(code_point)]);
+      i += static_cast<std::size_t>(length);
+    }
+    return bytes;
+  }
+};
+
+const ByteLevelAlphabet& byte_level_alphabet() {
+  static const ByteLevelAlphabet alphabet;
+  return alphabet;
+}
+
+// GPT-2's split pattern, which ByteLevel applies when use_regex is true.
+constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+bool is_ascii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
+// Unicode normal forms through utf8proc; each is the identity on ASCII text.
+class Normalizer {
+ public:
+  void add(utf8proc_option_t form) { forms_.push_back(form); }
+  bool empty() const { return forms_.empty(); }
+
+  // `text` normalized; `storage` holds the result when it differs from the input.
+  std::string_view apply(std::string_view text, std::string& storage) const {
+    if (forms_.empty() || is_ascii(text)) return text;
+    storage.assign(text);
+    for (const utf8proc_option_t form : forms_) {
+      utf8proc_uint8_t* result = nullptr;
+      const utf8proc_ssize_t length =
+          utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(storage.data()),
+                       static_cast<utf8proc_ssize_t>(storage.size()), &result,
+                       static_cast<utf8proc_option_t>(form | UTF8PROC_STABLE));
+      if (length < 0)
+        throw std::invalid_argument(std::string("normalization failed: ") +
+                                    utf8proc_errmsg(length));
+      storage.assign(reinterpret_cast<const char*>(result), static_cast<std::size_t>(length));
+      std::free(result);
+    }
+    return storage;
+  }
+
+ private:
+  std::vector<utf8proc_option_t> forms_;
+};
+
+void parse_normalizer(const json& node, const std::string& path, Normalizer& normalizer) {
+  const std::string type = type_of(node, path);
+  if (type == "NFC") {
+    normalizer.add(UTF8PROC_COMPOSE);
+  } else if (type == "NFD") {
+    normalizer.add(UTF8PROC_DECOMPOSE);
+  } else if (type == "NFKC") {
+    normalizer.add(static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_COMPAT));
+  } else if (type == "NFKD") {
+    normalizer.add(static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT));
+  } else if (type == "Sequence") {
+    const std::string list_path = member_path(path, "normalizers");
+    const json& list = require_member(node, "normalizers", path);
+    if (!list.is_array()) fail(list_path, "must be an array");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      parse_normalizer(list[i], index_path(list_path, i), normalizer);
+  } else {
+    unsupported_type(path, type);
+  }
+}
+
+enum class SplitBehavior { removed, isolated, merged_with_previous, merged_with_next, contiguous };
+
+struct SplitStep {
+  std::optional<SplitRegex> regex;  // a Regex pattern, or
+  std::string literal;              // a String pattern
+  SplitBehavior behavior = SplitBehavior::isolated;
+  bool invert = false;
+};
+
+// ByteLevel's own part of pre-tokenization; the byte-to-symbol mapping itself is implicit, as the
+// model works on bytes.
+struct ByteLevelStep {
+  bool add_prefix_space = false;
+  std::optional<SplitRegex> gpt2_split;
+};
+
+using PreTokenizerStep = std::variant<SplitStep, ByteLevelStep>;
+
+SplitBehavior parse_behavior(const json& node, const std::string& path) {
+  const std::string value = string_member(node, "behavior", path);
+  if (value == "Removed") return SplitBehavior::removed;
+  if (value == "Isolated") return SplitBehavior::isolated;
+  if (value == "MergedWithPrevious") return SplitBehavior::merged_with_previous;
+  if (value == "MergedWithNext") return SplitBehavior::merged_with_next;
+  if (value == "Contiguous") return SplitBehavior::contiguous;
+  fail(member_path(path, "behavior"), "'" + value + "' is not supported");
+}
+
+SplitRegex compile_regex(std::string_view pattern, const std::string& path) {
+  try {
+    return SplitRegex(pattern);
+  } catch (const std::invalid_argument& error) {
+    fail(path, error.what());
+  }
+}
+
+void parse_pre_tokenizer(const json& node, const std::string& path,
+                         std::vector<PreTokenizerStep>& steps) {
+  const std::string type = type_of(node, path);
+  if (!steps.empty() && std::holds_alternative<ByteLevelStep>(steps.back()))
+    fail(path, "a pre-tokenizer after ByteLevel is not supported (it would see byte symbols)");
+  if (type == "Sequence") {
+    const std::string list_path = member_path(path, "pretokenizers");
+    const json& list = require_member(node, "pretokenizers", path);
+    if (!list.is_array()) fail(list_path, "must be an array");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      parse_pre_tokenizer(list[i], index_path(list_path, i), steps);
+  } else if (type == "Split") {
+    SplitStep step;
+    const std::string pattern_path = member_path(path, "pattern");
+    const json& pattern = require_member(node, "pattern", path);
+    require_object(pattern, pattern_path);
+    if (const json* regex = find_member(pattern, "Regex")) {
+      if (!regex->is_string()) fail(member_path(pattern_path, "Regex"), "must be a string");
+      step.regex = compile_regex(regex->get<std::string>(), member_path(pattern_path, "Regex"));
+    } else if (const json* literal = find_member(pattern, "String")) {
+      if (!literal->is_string() || literal->get<std::string>().empty())
+        fail(member_path(pattern_path, "String"), "must be a non-empty string");
+      step.literal = literal->get<std::string>();
+    } else {
+      fail(pattern_path, "must hold Regex or String");
+    }
+    step.behavior = parse_behavior(node, path);
+    step.invert = bool_member(node, "invert", false, path);
+    steps.emplace_back(std::move(step));
+  } else if (type == "ByteLevel") {
+    ByteLevelStep step;
+    step.add_prefix_space = bool_member(node, "add_prefix_space", true, path);
+    // trim_offsets changes offsets only, never ids.
+    bool_member(node, "trim_offsets", true, path);
+    if (bool_member(node, "use_regex", true, path))
+      step.gpt2_split = compile_regex(kGpt2Pattern, member_path(path, "use_regex"));
+    steps.emplace_back(std::move(step));
+  } else {
+    unsupported_type(path, type);
+  }
+}
+
+struct AddedToken {
+  std::string content;  // normalized already when `normalized`
+  TokenId id = 0;
+  bool special = false;
+  bool single_word = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool normalized = false;
+};
+
+// A part of the text: an added token's id, or text still to tokenize.
+struct TextSplit {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::optional<TokenId> id;
+};
+
+// Unicode White_Space (Rust's char::is_whitespace), which lstrip and rstrip remove.
+bool is_white_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
+char32_t code_point_at(std::string_view text, std::size_t i) {
+  utf8proc_int32_t code_point = 0;
+  utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + i),
+                   static_cast<utf8proc_ssize_t>(text.size() - i), &code_point);
+  return static_cast<char32_t>(code_point);
+}
+
+std::size_t previous_character(std::string_view text, std::size_t end) {
+  std::size_t i = end - 1;
+  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+// Finds added tokens in text as the Hugging Face library does: leftmost-longest matches, left to
+// right; a single_word token only between non-alphanumeric characters; lstrip and rstrip take
+// the white space beside the token into it.
+class AddedTokenMatcher {
+ public:
+  AddedTokenMatcher() : alphanumeric_(R"(^[\p{Alphabetic}\p{N}])") {}
+
+  void add(const AddedToken& token) {
+    if (token.content.empty()) return;
+    tokens_.push_back(&token);
+    first_bytes_.set(static_cast<unsigned char>(token.content[0]));
+    std::stable_sort(tokens_.begin(), tokens_.end(), [](const AddedToken* a, const AddedToken* b) {
+      return a->content.size() > b->content.size();
+    });
+  }
+
+  void split(std::string_view text, bool recognize_special, std::vector<TextSplit>& splits) const {
+    std::size_t done = 0;
+    for (std::size_t position = 0; position < text.size();) {
+      const AddedToken* token = longest_at(text, position, recognize_special);
+      if (token == nullptr) {
+        ++position;
+        continue;
+      }
+      std::size_t begin = position;
+      std::size_t end = position + token->content.size();
+      position = end;
+      if (token->single_word && (alphanumeric_before(text, begin) || alphanumeric_after(text, end)))
+        continue;
+      if (token->lstrip) {
+        std::size_t stripped = begin;
+        while (stripped > 0) {
+          const std::size_t previous = previous_character(text, stripped);
+          if (!is_white_space(code_point_at(text, previous))) break;
+          stripped = previous;
+        }
+        begin = std::max(stripped, done);
+      }
+      if (token->rstrip) {
+        while (end < text.size()) {
+          const char32_t c = code_point_at(text, end);
+          if (!is_white_space(c)) break;
+          end += static_cast<std::size_t>(
+              utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), scratch_utf8()));
+        }
+      }
+      if (done < begin) splits.push_back({done, begin, std::nullopt});
+      splits.push_back({begin, end, token->id});
+      done = end;
+    }
+    if (done < text.size()) splits.push_back({done, text.size(), std::nullopt});
+  }
+
+ private:
+  const AddedToken* longest_at(std::string_view text, std::size_t position,
+                               bool recognize_special) const {
+    if (!first_bytes_.test(static_cast<unsigned char>(text[position]))) return nullptr;
+    const std::string_view rest = text.substr(position);
+    for (const AddedToken* token : tokens_)
+      if ((recognize_special || !token->special) && rest.starts_with(token->content)) return token;
+    return nullptr;
+  }
+
+  bool alphanumeric(std::string_view character) const {
+    thread_local std::vector<MatchSpan> matches;
+    matches.clear();
+    alphanumeric_.find_all(character, matches);
+    return !matches.empty();
+  }
+  bool alphanumeric_before(std::string_view text, std::size_t begin) const {
+    if (begin == 0) return false;
+    const std::size_t previous = previous_character(text, begin);
+    return alphanumeric(text.substr(previous, begin - previous));
+  }
+  bool alphanumeric_after(std::string_view text, std::size_t end) const {
+    if (end == text.size()) return false;
+    return alphanumeric(text.substr(end, text_detail::valid_sequence_length(text, end)));
+  }
+  static utf8proc_uint8_t* scratch_utf8() {
+    thread_local utf8proc_uint8_t bytes[4];
+    return bytes;
+  }
+
+  std::vector<const AddedToken*> tokens_;  // longest first
+  std::bitset<256> first_bytes_;
+  SplitRegex alphanumeric_;
+};
+
+// The split of `text` at a regex's matches (or a literal's occurrences) under a behaviour, as
+// Hugging Face's Split pre-tokenizer cuts it; empty parts are dropped.
+void split_piece(const SplitStep& step, std::string_view text, std::vector<std::string_view>& out) {
+  thread_local std::vector<MatchSpan> matches;
+  matches.clear();
+  if (step.regex) {
+    step.regex->find_all(text, matches);
+  } else {
+    for (std::size_t at = text.find(step.literal); at != std::string_view::npos;
+         at = text.find(step.literal, at + step.literal.size()))
+      matches.push_back({at, at + step.literal.size()});
+  }
+  struct Part {
+    std::size_t begin, end;
+    bool is_match;
+  };
+  thread_local std::vector<Part> parts;
+  parts.clear();
+  std::size_t previous = 0;
+  for (const MatchSpan& match : matches) {
+    if (previous != match.begin) parts.push_back({previous, match.begin, step.invert});
+    parts.push_back({match.begin, match.end, !step.invert});
+    previous = match.end;
+  }
+  if (previous != text.size()) parts.push_back({previous, text.size(), step.invert});
+
+  thread_local std::vector<Part> merged;
+  merged.clear();
+  bool previous_match = false;
+  switch (step.behavior) {
+    case SplitBehavior::removed:
+      for (const Part& part : parts)
+        if (!part.is_match) merged.push_back(part);
+      break;
+    case SplitBehavior::isolated:
+      merged = parts;
+      break;
+    case SplitBehavior::merged_with_previous:
+      for (const Part& part : parts) {
+        if (part.is_match && !previous_match && !merged.empty())
+          merged.back().end = part.end;
+        else
+          merged.push_back(part);
+        previous_match = part.is_match;
+      }
+      break;
+    case SplitBehavior::merged_with_next:
+      for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+        if (part->is_match && !previous_match && !merged.empty())
+          merged.back().begin = part->begin;
+        else
+          merged.push_back(*part);
+        previous_match = part->is_match;
+      }
+      std::reverse(merged.begin(), merged.end());
+      break;
+    case SplitBehavior::contiguous:
+      for (const Part& part : parts) {
+        if (part.is_match == previous_match && !merged.empty())
+          merged.back().end = part.end;
+        else
+          merged.push_back(part);
+        previous_match = part.is_match;
+      }
+      break;
+  }
+  for (const Part& part : merged)
+    if (part.end > part.begin) out.push_back(text.substr(part.begin, part.end - part.begin));
+}
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const {
+    return std::hash<std::string_view>{}(text);
+  }
+};
+using StringIdMap = std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>>;
+
+struct PairKeyHash {
+  std::size_t operator()(std::uint64_t key) const { return key * 0x9E3779B97F4A7C15ull >> 20; }
+};
+
+class HfBpeTokenizer final : public TextTokenizer {
+ public:
+  HfBpeTokenizer(const json& root);
+
+  void encode_into(std::string_view text, const TextEncodeOptions& options,
+                   std::vector<TokenId>& ids) const override;
+  std::string decode(std::span<const TokenId> ids, bool skip_special_tokens) const override;
+  std::optional<TokenId> token_to_id(std::string_view token) const override;
+  std::optional<std::string> id_to_token(TokenId id) const override;
+  std::uint32_t vocab_size() const override { return vocab_size_; }
+  std::span<const TokenId> special_token_ids() const override { return special_ids_; }
+
+ private:
+  void parse_model(const json& model);
+  void parse_added_tokens(const json& list);
+  void parse_post_processor(const json& node, const std::string& path);
+  void parse_decoder(const json& node, const std::string& path);
+  void encode_text(std::string_view text, std::vector<TokenId>& ids) const;
+  void encode_word(std::string_view word, std::vector<TokenId>& ids) const;
+
+  Normalizer normalizer_;
+  std::vector<PreTokenizerStep> pre_tokenizer_;
+  // The model: pieces as the vocabulary spells them, by id (empty where no piece has the id).
+  std::vector<std::string> pieces_;
+  StringIdMap id_of_piece_;
+  StringIdMap id_of_bytes_;  // ignore_merges' whole-word lookup
+  std::array<TokenId, 256> byte_ids_{};
+  std::unordered_map<std::uint64_t, PairMerge, PairKeyHash> merges_;
+  bool ignore_merges_ = false;
+  // Added tokens, matched before normalization (normalized=false) or after it.
+  std::deque<AddedToken> added_tokens_;
+  std::unordered_map<TokenId, const AddedToken*> added_by_id_;
+  AddedTokenMatcher raw_matcher_;
+  AddedTokenMatcher normalized_matcher_;
+  // The post-processor, reduced to the ids around a single sequence.
+  std::vector<TokenId> prefix_ids_;
+  std::vector<TokenId> suffix_ids_;
+  // What decoding turns each id into.
+  std::vector<std::string> decoded_bytes_;
+  std::vector<TokenId> special_ids_;
+  std::uint32_t vocab_size_ = 0;
+};
+
+HfBpeTokenizer::HfBpeTokenizer(const json& root) {
+  require_object(root, "(root)");
+  for (const std::string_view key : {"truncation", "padding"})
+    if (find_member(root, key) != nullptr)
+      fail(std::string(key), "is not supported (the pipeline truncates and pads itself); set null");
+  if (const json* normalizer = find_member(root, "normalizer"))
+    parse_normalizer(*normalizer, "normalizer", normalizer_);
+  const json* pre_tokenizer = find_member(root, "pre_tokenizer");
+  if (pre_tokenizer != nullptr)
+    parse_pre_tokenizer(*pre_tokenizer, "pre_tokenizer", pre_tokenizer_);
+  if (pre_tokenizer_.empty() || !std::holds_alternative<ByteLevelStep>(pre_tokenizer_.back()))
+    fail("pre_tokenizer",
+         "must end with ByteLevel: only byte-level BPE is supported (a BPE over characters, "
+         "as in Llama-2's tokenizer.json, is not)");
+  parse_model(require_member(root, "model", ""));
+  if (const json* added = find_member(root, "added_tokens")) parse_added_tokens(*added);
+  if (const json* post = find_member(root, "post_processor"))
+    parse_post_processor(*post, "post_processor");
+  parse_decoder(require_member(root, "decoder", ""), "decoder");
+
+  TokenId largest = pieces_.empty() ? 0 : static_cast<TokenId>(pieces_.size() - 1);
+  for (const AddedToken& token : added_tokens_) largest = std::max(largest, token.id);
+  vocab_size_ = largest + 1;
+  decoded_bytes_.resize(vocab_size_);
+  const ByteLevelAlphabet& alphabet = byte_level_alphabet();
+  const auto decoded = [&](const std::string& token) {
+    // ByteLevel's decoder maps a token's symbols back to bytes; a token with a character
+    // outside the alphabet (an added token, say) stays as it is written.
+    return alphabet.bytes_of(token).value_or(token);
+  };
+  for (std::size_t id = 0; id < pieces_.size(); ++id) decoded_bytes_[id] = decoded(pieces_[id]);
+  for (const AddedToken& token : added_tokens_) {
+    decoded_bytes_[token.id] = decoded(token.content);
+    if (token.special) special_ids_.push_back(token.id);
+  }
+  std::sort(special_ids_.begin(), special_ids_.end());
+  special_ids_.erase(std::unique(special_ids_.begin(), special_ids_.end()), special_ids_.end());
+}
+
+void HfBpeTokenizer::parse_model(const json& model) {
+  const std::string path = "model";
+  require_object(model, path);
+  if (const json* type = find_member(model, "type"); type != nullptr && *type != "BPE")
+    fail("model.type", "'" + type->dump() + "' is not supported (only BPE)");
+  if (const json* dropout = find_member(model, "dropout");
+      dropout != nullptr && !(dropout->is_number() && dropout->get<double>() == 0.0))
+    fail("model.dropout", "BPE dropout is not supported (must be null)");
+  for (const std::string_view key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const json* affix = find_member(model, key);
+        affix != nullptr && !(affix->is_string() && affix->get<std::string>().empty()))
+      fail(member_path(path, key), "is not supported (must be null)");
+  // unk_token, fuse_unk and byte_fallback only act on a symbol missing from the vocabulary; the
+  // check below that all 256 byte symbols are present means none ever is.
+  for (const std::string_view key : {"fuse_unk", "byte_fallback"})
+    bool_member(model, key, false, path);
+  if (const json* unk = find_member(model, "unk_token"); unk != nullptr && !unk->is_string())
+    fail("model.unk_token", "must be a string or null");
+  ignore_merges_ = bool_member(model, "ignore_merges", false, path);
+
+  const json& vocab = require_member(model, "vocab", path);
+  require_object(vocab, "model.vocab");
+  const ByteLevelAlphabet& alphabet = byte_level_alphabet();
+  id_of_piece_.reserve(vocab.size());
+  for (const auto& [piece, id_json] : vocab.items()) {
+    const std::string id_path = "model.vocab[" + json(piece).dump() + "]";
+    const TokenId id = id_value(id_json, id_path);
+    if (id >= pieces_.size()) pieces_.resize(std::size_t{id} + 1);
+    if (!pieces_[id].empty()) fail(id_path, "id " + std::to_string(id) + " is used twice");
+    pieces_[id] = piece;
+    id_of_piece_.emplace(piece, id);
+    if (ignore_merges_)
+      if (auto bytes = alphabet.bytes_of(piece)) id_of_bytes_.emplace(std::move(*bytes), id);
+  }
+  for (int byte = 0; byte < 256; ++byte) {
+    const auto found = id_of_piece_.find(alphabet.symbol[byte]);
+    if (found == id_of_piece_.end())
+      fail("model.vocab", "lacks the byte-level symbol '" + alphabet.symbol[byte] + "' of byte " +
+                              std::to_string(byte) + " (a byte-level BPE needs all 256)");
+    byte_ids_[byte] = found->second;
+  }
+
+  const json& merges = require_member(model, "merges", path);
+  if (!merges.is_array()) fail("model.merges", "must be an array");
+  merges_.reserve(merges.size());
+  const auto id_of = [&](const std::string& piece, const std::string& merge_path) {
+    const auto found = id_of_piece_.find(piece);
+    if (found == id_of_piece_.end()) fail(merge_path, "'" + piece + "' is not in model.vocab");
+    return found->second;
+  };
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::string merge_path = index_path("model.merges", rank);
+    const json& merge = merges[rank];
+    std::string left, right;
+    if (merge.is_string()) {  // "a b"
+      const std::string& text = merge.get_ref<const std::string&>();
+      const std::size_t space = text.find(' ');
+      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos)
+        fail(merge_path, "must be two tokens separated by one space");
+      left = text.substr(0, space);
+      right = text.substr(space + 1);
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {  // ["a", "b"]
+      left = merge[0].get<std::string>();
+      right = merge[1].get<std::string>();
+    } else {
+      fail(merge_path, "must be \"a b\" or [\"a\", \"b\"]");
+    }
+    const TokenId merged = id_of(left + right, merge_path);
+    const std::uint64_t key =
+        std::uint64_t{id_of(left, merge_path)} << 32 | id_of(right, merge_path);
+    // A repeated pair takes its later rank, as the reference's map construction does.
+    merges_.insert_or_assign(key, PairMerge{static_cast<std::uint32_t>(rank), merged});
+  }
+}
+
+void HfBpeTokenizer::parse_added_tokens(const json& list) {
+  if (!list.is_array()) fail("added_tokens", "must be an array");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = index_path("added_tokens", i);
+    const json& entry = list[i];
+    require_object(entry, path);
+    AddedToken token;
+    token.id = id_value(require_member(entry, "id", path), member_path(path, "id"));
+    token.content = string_member(entry, "content", path);
+    if (token.content.empty()) fail(member_path(path, "content"), "must not be empty");
+    if (text_detail::first_invalid_utf8(token.content) != std::string::npos)
+      fail(member_path(path, "content"), "is not valid UTF-8");
+    token.special = bool_member(entry, "special", false, path);
+    token.single_word = bool_member(entry, "single_word", false, path);
+    token.lstrip = bool_member(entry, "lstrip", false, path);
+    token.rstrip = bool_member(entry, "rstrip", false, path);
+    token.normalized = bool_member(entry, "normalized", !token.special, path);
+    if (token.id < pieces_.size() && !pieces_[token.id].empty() &&
+        pieces_[token.id] != token.content)
+      fail(member_path(path, "id"), "is model.vocab's id of '" + pieces_[token.id] + "'");
+    if (added_by_id_.contains(token.id))
+      fail(member_path(path, "id"), std::to_string(token.id) + " is added twice");
+    if (token.normalized) {
+      std::string storage;
+      token.content = std::string(normalizer_.apply(token.content, storage));
+    }
+    const AddedToken& stored = added_tokens_.emplace_back(std::move(token));
+    added_by_id_.emplace(stored.id, &stored);
+    (stored.normalized ? normalized_matcher_ : raw_matcher_).add(stored);
+  }
+}
+
+void HfBpeTokenizer::parse_post_processor(const json& node, const std::string& path) {
+  const std::string type = type_of(node, path);
+  if (type == "ByteLevel") return;  // it adjusts offsets only
+  if (type == "Sequence") {
+    const std::string list_path = member_path(path, "processors");
+    const json& list = require_member(node, "processors", path);
+    if (!list.is_array()) fail(list_path, "must be an array");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      parse_post_processor(list[i], index_path(list_path, i));
+    return;
+  }
+  std::vector<TokenId> before, after;
+  if (type == "TemplateProcessing") {
+    // Only the single-sequence template applies: odbatch never encodes pairs.
+    const std::string single_path = member_path(path, "single");
+    const json& single = require_member(node, "single", path);
+    if (!single.is_array()) fail(single_path, "must be an array");
+    const json& special_tokens = require_member(node, "special_tokens", path);
+    bool seen_sequence = false;
+    for (std::size_t i = 0; i < single.size(); ++i) {
+      const std::string item_path = index_path(single_path, i);
+      require_object(single[i], item_path);
+      if (const json* sequence = find_member(single[i], "Sequence")) {
+        const std::string sequence_path = member_path(item_path, "Sequence");
+        require_object(*sequence, sequence_path);
+        if (string_member(*sequence, "id", sequence_path) != "A" || seen_sequence)
+          fail(sequence_path, "a single-sequence template holds sequence A once");
+        seen_sequence = true;
+      } else if (const json* special = find_member(single[i], "SpecialToken")) {
+        const std::string special_path = member_path(item_path, "SpecialToken");
+        require_object(*special, special_path);
+        const std::string name = string_member(*special, "id", special_path);
+        const std::string entry_path = member_path(member_path(path, "special_tokens"), name);
+        const json& entry =
+            require_member(special_tokens, name, member_path(path, "special_tokens"));
+        require_object(entry, entry_path);
+        const json& ids = require_member(entry, "ids", entry_path);
+        if (!ids.is_array()) fail(member_path(entry_path, "ids"), "must be an array");
+        for (std::size_t k = 0; k < ids.size(); ++k)
+          (seen_sequence ? after : before)
+              .push_back(id_value(ids[k], index_path(member_path(entry_path, "ids"), k)));
+      } else {
+        fail(item_path, "must hold Sequence or SpecialToken");
+      }
+    }
+    if (!seen_sequence) fail(single_path, "lacks the sequence A");
+  } else if (type == "BertProcessing" || type == "RobertaProcessing") {
+    // [CLS] A [SEP] for a single sequence; their other fields concern offsets and pairs.
+    for (const auto& [key, into] : {std::pair{"cls", &before}, std::pair{"sep", &after}}) {
+      const json& pair = require_member(node, key, path);
+      if (!pair.is_array() || pair.size() != 2) fail(member_path(path, key), "must be [token, id]");
+      into->push_back(id_value(pair[1], index_path(member_path(path, key), 1)));
+    }
+  } else {
+    unsupported_type(path, type);
+  }
+  prefix_ids_.insert(prefix_ids_.begin(), before.begin(), before.end());
+  suffix_ids_.insert(suffix_ids_.end(), after.begin(), after.end());
+}
+
+void HfBpeTokenizer::parse_decoder(const json& node, const std::string& path) {
+  const std::string type = type_of(node, path);
+  if (type == "Sequence") {
+    const std::string list_path = member_path(path, "decoders");
+    const json& list = require_member(node, "decoders", path);
+    if (!list.is_array() || list.size() != 1)
+      fail(list_path, "only a sequence of the ByteLevel decoder alone is supported");
+    parse_decoder(list[0], index_path(list_path, 0));
+    return;
+  }
+  if (type != "ByteLevel") unsupported_type(path, type);
+}
+
+void HfBpeTokenizer::encode_word(std::string_view word, std::vector<TokenId>& ids) const {
+  if (ignore_merges_) {
+    if (const auto found = id_of_bytes_.find(word); found != id_of_bytes_.end()) {
+      ids.push_back(found->second);
+      return;
+    }
+  }
+  text_detail::merge_byte_pairs(
+      word, byte_ids_.data(),
+      [this](TokenId left, TokenId right, std::uint32_t, std::uint32_t,
+             std::uint32_t) -> std::optional<PairMerge> {
+        const auto found = merges_.find(std::uint64_t{left} << 32 | right);
+        if (found == merges_.end()) return std::nullopt;
+        return found->second;
+      },
+      ids);
+}
+
+void HfBpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& ids) const {
+  thread_local std::vector<std::string_view> pieces, next;
+  std::deque<std::string> prefixed;  // pieces that ByteLevel's add_prefix_space lengthened
+  pieces.assign(1, text);
+  for (const PreTokenizerStep& step : pre_tokenizer_) {
+    next.clear();
+    if (const auto* split = std::get_if<SplitStep>(&step)) {
+      for (const std::string_view piece : pieces) split_piece(*split, piece, next);
+    } else {
+      const auto& byte_level = std::get<ByteLevelStep>(step);
+      for (std::string_view piece : pieces) {
+        if (byte_level.add_prefix_space && !piece.starts_with(' '))
+          piece = prefixed.emplace_back(" " + std::string(piece));
+        if (!byte_level.gpt2_split) {
+          next.push_back(piece);
+          continue;
+        }
+        thread_local std::vector<MatchSpan> matches;
+        matches.clear();
+        byte_level.gpt2_split->find_all(piece, matches);
+        // Isolated: matches and the text between them each become a piece.
+        std::size_t previous = 0;
+        for (const MatchSpan& match : matches) {
+          if (previous != match.begin)
+            next.push_back(piece.substr(previous, match.begin - previous));
+          if (match.end > match.begin)
+            next.push_back(piece.substr(match.begin, match.end - match.begin));
+          previous = match.end;
+        }
+        if (previous != piece.size()) next.push_back(piece.substr(previous));
+      }
+    }
+    pieces.swap(next);
+  }
+  for (const std::string_view piece : pieces) encode_word(piece, ids);
+}
+
+void HfBpeTokenizer::encode_into(std::string_view text, const TextEncodeOptions& options,
+                                 std::vector<TokenId>& ids) const {
+  if (const std::size_t bad = text_detail::first_invalid_utf8(text); bad != std::string::npos)
+    throw std::invalid_argument("text is not valid UTF-8 at byte " + std::to_string(bad));
+  if (options.add_special_tokens) ids.insert(ids.end(), prefix_ids_.begin(), prefix_ids_.end());
+  std::vector<TextSplit> raw_splits, normalized_splits;
+  std::string normalized_storage;
+  raw_matcher_.split(text, options.recognize_special_tokens, raw_splits);
+  for (const TextSplit& raw : raw_splits) {
+    if (raw.id) {
+      ids.push_back(*raw.id);
+      continue;
+    }
+    const std::string_view normalized =
+        normalizer_.apply(text.substr(raw.begin, raw.end - raw.begin), normalized_storage);
+    normalized_splits.clear();
+    normalized_matcher_.split(normalized, options.recognize_special_tokens, normalized_splits);
+    for (const TextSplit& part : normalized_splits) {
+      if (part.id)
+        ids.push_back(*part.id);
+      else
+        encode_text(normalized.substr(part.begin, part.end - part.begin), ids);
+    }
+  }
+  if (options.add_special_tokens) ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+}
+
+std::string HfBpeTokenizer::decode(std::span<const TokenId> ids, bool skip_special_tokens) const {
+  std::string bytes;
+  for (const TokenId id : ids) {
+    const bool in_model = id < pieces_.size() && !pieces_[id].empty();
+    if (!in_model && !added_by_id_.contains(id))
+      throw std::out_of_range("token id " + std::to_string(id) + " is not in the vocabulary");
+    if (skip_special_tokens) {
+      const auto added = added_by_id_.find(id);
+      if (added != added_by_id_.end() && added->second->special) continue;
+    }
+    bytes += decoded_bytes_[id];
+  }
+  std::string text;
+  text_detail::append_utf8_lossy(bytes, text);
+  return text;
+}
+
+std::optional<TokenId> HfBpeTokenizer::token_to_id(std::string_view token) const {
+  for (const AddedToken& added : added_tokens_)
+    if (added.content == token) return added.id;
+  const auto found = id_of_piece_.find(token);
+  if (found == id_of_piece_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<std::string> HfBpeTokenizer::id_to_token(TokenId id) const {
+  if (const auto added = added_by_id_.find(id); added != added_by_id_.end())
+    return added->second->content;
+  if (id < pieces_.size() && !pieces_[id].empty()) return pieces_[id];
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<TextTokenizer> parse_hf_tokenizer(std::string_view text,
+                                                  const std::filesystem::path& origin) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw TokenizerModelError(origin, std::string("not valid JSON: ") + error.what());
+  }
+  try {
+    return std::make_unique<HfBpeTokenizer>(root);
+  } catch (const JsonPathError& error) {
+    throw TokenizerModelError(origin, error.path + ": " + error.problem);
+  }
+}
+
+std::unique_ptr<TextTokenizer> load_hf_tokenizer(const std::filesystem::path& tokenizer_json) {
+  return parse_hf_tokenizer(read_tokenizer_model_file(tokenizer_json), tokenizer_json);
+}
+
+}  // namespace odbatch
