@@ -23,6 +23,7 @@
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
 #include "utf8_text.hpp"
+#include "word_cache.hpp"
 
 namespace odbatch {
 namespace {
@@ -500,6 +501,7 @@ class HfBpeTokenizer final : public TextTokenizer {
   void parse_decoder(const json& node, const std::string& path);
   void encode_text(std::string_view text, std::vector<TokenId>& ids) const;
   void encode_word(std::string_view word, std::vector<TokenId>& ids) const;
+  void merge_word(std::string_view word, std::vector<TokenId>& ids) const;
 
   Normalizer normalizer_;
   std::vector<PreTokenizerStep> pre_tokenizer_;
@@ -522,6 +524,7 @@ class HfBpeTokenizer final : public TextTokenizer {
   std::vector<std::string> decoded_bytes_;
   std::vector<TokenId> special_ids_;
   std::uint32_t vocab_size_ = 0;
+  text_detail::WordCache cache_;
 };
 
 HfBpeTokenizer::HfBpeTokenizer(const json& root) {
@@ -751,6 +754,12 @@ void HfBpeTokenizer::encode_word(std::string_view word, std::vector<TokenId>& id
       return;
     }
   }
+  cache_.encode(word, ids, [this](std::string_view uncached, std::vector<TokenId>& out) {
+    merge_word(uncached, out);
+  });
+}
+
+void HfBpeTokenizer::merge_word(std::string_view word, std::vector<TokenId>& ids) const {
   text_detail::merge_byte_pairs(
       word, byte_ids_.data(),
       [this](TokenId left, TokenId right, std::uint32_t, std::uint32_t,

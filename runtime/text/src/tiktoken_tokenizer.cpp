@@ -14,6 +14,7 @@
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
 #include "utf8_text.hpp"
+#include "word_cache.hpp"
 
 namespace odbatch {
 namespace {
@@ -83,6 +84,7 @@ class TiktokenTokenizer final : public TextTokenizer {
   std::bitset<256> special_first_bytes_;
   std::vector<TokenId> special_ids_;
   std::uint32_t vocab_size_ = 0;
+  text_detail::WordCache cache_;
 };
 
 text_detail::SplitRegex compile_pattern(const std::filesystem::path& ranks_file,
@@ -175,15 +177,17 @@ void TiktokenTokenizer::encode_ordinary(std::string_view text, std::vector<Token
       ids.push_back(whole->second);
       continue;
     }
-    text_detail::merge_byte_pairs(
-        piece, byte_ids_.data(),
-        [&](TokenId, TokenId, std::uint32_t begin, std::uint32_t,
-            std::uint32_t end) -> std::optional<PairMerge> {
-          const auto found = rank_of_bytes_.find(piece.substr(begin, end - begin));
-          if (found == rank_of_bytes_.end()) return std::nullopt;
-          return PairMerge{found->second, found->second};
-        },
-        ids);
+    cache_.encode(piece, ids, [this](std::string_view word, std::vector<TokenId>& out) {
+      text_detail::merge_byte_pairs(
+          word, byte_ids_.data(),
+          [&](TokenId, TokenId, std::uint32_t begin, std::uint32_t,
+              std::uint32_t end) -> std::optional<PairMerge> {
+            const auto found = rank_of_bytes_.find(word.substr(begin, end - begin));
+            if (found == rank_of_bytes_.end()) return std::nullopt;
+            return PairMerge{found->second, found->second};
+          },
+          out);
+    });
   }
 }
 
