@@ -634,9 +634,9 @@ void HfBpeTokenizer::parse_model(const json& model) {
     } else {
       fail(merge_path, "must be \"a b\" or [\"a\", \"b\"]");
     }
-    const TokenId merged = id_of(left + right, merge_path);
     const std::uint64_t key =
         std::uint64_t{id_of(left, merge_path)} << 32 | id_of(right, merge_path);
+    const TokenId merged = id_of(left + right, merge_path);
     // A repeated pair takes its later rank, as the reference's map construction does.
     merges_.insert_or_assign(key, PairMerge{static_cast<std::uint32_t>(rank), merged});
   }

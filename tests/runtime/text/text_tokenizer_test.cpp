@@ -1,0 +1,293 @@
+// Byte-level BPE (tokenizer.json) and tiktoken on small hand-built models: merge order, both JSON
+// encodings of merges, added-token flags, the post-processor, and the errors that name the JSON
+// path or line of what is wrong or unsupported. The reference libraries' parity is in
+// text_tokenizer_oracle_test.cpp.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "odbatch/text/chat_tokenizer.hpp"
+#include "odbatch/text/hf_tokenizer.hpp"
+#include "odbatch/text/tiktoken_tokenizer.hpp"
+#include "source_test_files.hpp"
+
+namespace odbatch {
+namespace {
+
+using json = nlohmann::json;
+using Ids = std::vector<TokenId>;
+
+// GPT-2's byte-level symbols: printable Latin-1 bytes stand for themselves, the others for
+// U+0100 onwards in byte order. Written here independently of the implementation.
+std::string byte_symbol(int byte) {
+  static const std::vector<std::string> symbols = [] {
+    std::vector<std::string> table(256);
+    int next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+      const int code_point = printable ? b : next++;
+      std::string utf8;
+      if (code_point < 0x80) {
+        utf8 += static_cast<char>(code_point);
+      } else {
+        utf8 += static_cast<char>(0xC0 | code_point >> 6);
+        utf8 += static_cast<char>(0x80 | (code_point & 0x3F));
+      }
+      table[static_cast<std::size_t>(b)] = utf8;
+    }
+    return table;
+  }();
+  return symbols[static_cast<std::size_t>(byte)];
+}
+
+// Ids 0-255 are the bytes; merges add "he" 256, "ll" 257, "hell" 258, "hello" 259, "aa" 260,
+// " w" 261 (as "Ġw").
+json tiny_tokenizer(bool merges_as_strings = true) {
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_symbol(b)] = b;
+  const std::vector<std::pair<std::string, std::string>> merges = {
+      {"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"}, {"a", "a"}, {byte_symbol(' '), "w"}};
+  json merge_list = json::array();
+  TokenId next = 256;
+  for (const auto& [left, right] : merges) {
+    vocab[left + right] = next++;
+    merge_list.push_back(merges_as_strings ? json(left + " " + right) : json({left, right}));
+  }
+  const json byte_level = {{"type", "ByteLevel"},
+                           {"add_prefix_space", false},
+                           {"trim_offsets", false},
+                           {"use_regex", false}};
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", json::array()},
+          {"normalizer", nullptr},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"},
+               {"pattern", {{"Regex", R"( ?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"}}},
+               {"behavior", "Isolated"},
+               {"invert", false}},
+              byte_level}}}},
+          {"post_processor", byte_level},
+          {"decoder", byte_level},
+          {"model",
+           {{"type", "BPE"},
+            {"dropout", nullptr},
+            {"unk_token", nullptr},
+            {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr},
+            {"fuse_unk", false},
+            {"byte_fallback", false},
+            {"vocab", vocab},
+            {"merges", merge_list}}}};
+}
+
+json added_token(TokenId id, const std::string& content, json flags = json::object()) {
+  json token = {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
+                {"rstrip", false}, {"normalized", false}, {"special", true}};
+  token.update(flags);
+  return token;
+}
+
+std::unique_ptr<TextTokenizer> parse(const json& config) {
+  return parse_hf_tokenizer(config.dump(), "tokenizer.json");
+}
+
+std::string load_error(const json& config) {
+  try {
+    parse(config);
+  } catch (const TokenizerModelError& error) {
+    return error.what();
+  }
+  return "(loaded)";
+}
+
+}  // namespace
+
+TEST_CASE("byte-level BPE merges by rank, leftmost first, and decodes back") {
+  const auto tokenizer = parse(tiny_tokenizer());
+  CHECK(tokenizer->encode("hello") == Ids{259});
+  CHECK(tokenizer->encode("hello world") == Ids{259, 261, 'o', 'r', 'l', 'd'});
+  CHECK(tokenizer->encode("aaa") == Ids{260, 'a'});  // the leftmost pair of equal rank merges
+  CHECK(tokenizer->encode("hel") == Ids{256, 'l'});
+  CHECK(tokenizer->encode("") == Ids{});
+  CHECK(tokenizer->decode(tokenizer->encode("hello world \xE2\x98\x83\n")) ==
+        "hello world \xE2\x98\x83\n");
+  CHECK(tokenizer->vocab_size() == 262);
+  CHECK(tokenizer->token_to_id(byte_symbol(' ') + "w") == 261);
+  CHECK(tokenizer->id_to_token(259) == "hello");
+  CHECK_FALSE(tokenizer->id_to_token(5000).has_value());
+  CHECK_THROWS_AS(tokenizer->decode(Ids{5000}), std::out_of_range);
+  // A character cut in the middle decodes to U+FFFD, as the reference's lossy decode does.
+  CHECK(tokenizer->decode(Ids{0xE2, 0x98}) == "\xEF\xBF\xBD");
+  CHECK_THROWS_AS(tokenizer->encode("bad \xFF byte"), std::invalid_argument);
+}
+
+TEST_CASE("byte-level BPE: merges as \"a b\" strings and as [a, b] pairs give the same ids") {
+  const auto strings = parse(tiny_tokenizer(true));
+  const auto pairs = parse(tiny_tokenizer(false));
+  for (const std::string text : {"hello", "hello world", "aaaa hell", "x"})
+    CHECK(strings->encode(text) == pairs->encode(text));
+}
+
+TEST_CASE("byte-level BPE: ignore_merges takes a whole word that is in the vocabulary") {
+  json config = tiny_tokenizer();
+  // "hello" (259) also reachable by merges; a vocabulary-only word shows the difference.
+  config["model"]["vocab"]["wor"] = 262;
+  CHECK(parse(config)->encode("wor") == Ids{'w', 'o', 'r'});
+  config["model"]["ignore_merges"] = true;
+  CHECK(parse(config)->encode("wor") == Ids{262});
+}
+
+TEST_CASE("added tokens: special ones optional, lstrip/rstrip, single_word, post-processor") {
+  json config = tiny_tokenizer();
+  config["added_tokens"] = {added_token(300, "<|im_start|>"),
+                            added_token(301, "<mask>", {{"lstrip", true}, {"rstrip", true}}),
+                            added_token(302, "[W]", {{"single_word", true}, {"special", false}})};
+  config["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"SpecialToken", {{"id", "<|im_start|>"}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+      {"pair", nullptr},
+      {"special_tokens",
+       {{"<|im_start|>", {{"id", "<|im_start|>"}, {"ids", {300}}, {"tokens", {"<|im_start|>"}}}}}}};
+  const auto tokenizer = parse(config);
+  CHECK(tokenizer->encode("hello<|im_start|>hello") == Ids{259, 300, 259});
+  const Ids as_text = tokenizer->encode("<|im_start|>", {.recognize_special_tokens = false});
+  CHECK(std::find(as_text.begin(), as_text.end(), 300) == as_text.end());
+  CHECK(tokenizer->decode(as_text) == "<|im_start|>");
+  CHECK(tokenizer->encode("hello  <mask>  hello") == Ids{259, 301, 259});
+  CHECK(tokenizer->encode("a [W] b") == Ids{'a', ' ', 302, ' ', 'b'});
+  CHECK(tokenizer->encode("a[W]b") == Ids{'a', '[', 'W', ']', 'b'});  // not a single word
+  CHECK(tokenizer->encode("hello", {.add_special_tokens = true}) == Ids{300, 259});
+  CHECK(tokenizer->special_token_ids().size() == 2);
+  CHECK(tokenizer->decode(Ids{300, 259, 302}, true) == "hello[W]");
+  CHECK(tokenizer->vocab_size() == 303);
+}
+
+TEST_CASE("byte-level BPE is safe to share between threads") {
+  const auto tokenizer = parse(tiny_tokenizer());
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "hello world aaa " + std::to_string(i) + " ";
+  const Ids expected = tokenizer->encode(text);
+  std::vector<Ids> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) threads.emplace_back([&] { result = tokenizer->encode(text); });
+  for (auto& thread : threads) thread.join();
+  for (const Ids& result : results) CHECK(result == expected);
+}
+
+TEST_CASE("tokenizer.json features it cannot honour fail loading, naming the JSON path") {
+  const auto error_with = [](const std::string& pointer, const json& value) {
+    json config = tiny_tokenizer();
+    config[json::json_pointer(pointer)] = value;
+    return load_error(config);
+  };
+  CHECK(error_with("/normalizer", {{"type", "Lowercase"}}) ==
+        "tokenizer.model: tokenizer.json: normalizer.type: 'Lowercase' is not supported");
+  CHECK(error_with("/pre_tokenizer/pretokenizers/0/behavior", "Sideways")
+            .find("pre_tokenizer.pretokenizers[0].behavior: 'Sideways' is not supported") !=
+        std::string::npos);
+  CHECK(error_with("/pre_tokenizer/pretokenizers/0/pattern", {{"Regex", "(unclosed"}})
+            .find("pre_tokenizer.pretokenizers[0].pattern.Regex: regex does not compile") !=
+        std::string::npos);
+  CHECK(error_with("/pre_tokenizer", {{"type", "Metaspace"}})
+            .find("pre_tokenizer.type: 'Metaspace'") != std::string::npos);
+  CHECK(error_with("/model/dropout", 0.1).find("model.dropout") != std::string::npos);
+  CHECK(error_with("/model/continuing_subword_prefix", "##")
+            .find("model.continuing_subword_prefix: is not supported") != std::string::npos);
+  CHECK(error_with("/model/type", "WordPiece").find("model.type") != std::string::npos);
+  CHECK(error_with("/model/merges/1", "l q").find("model.merges[1]: 'lq' is not in model.vocab") !=
+        std::string::npos);
+  CHECK(error_with("/model/merges/1", "l zz").find("model.merges[1]: 'zz' is not in model.vocab") !=
+        std::string::npos);
+  CHECK(error_with("/model/merges/2", json::array({"he"})).find("model.merges[2]") !=
+        std::string::npos);
+  CHECK(error_with("/truncation", {{"max_length", 8}}).find("truncation: is not supported") !=
+        std::string::npos);
+  CHECK(error_with("/post_processor", {{"type", "Mystery"}}).find("post_processor.type") !=
+        std::string::npos);
+  CHECK(error_with("/decoder", {{"type", "WordPiece"}}).find("decoder.type: 'WordPiece'") !=
+        std::string::npos);
+  CHECK(error_with("/added_tokens", json::array({added_token(256, "<x>")}))
+            .find("added_tokens[0].id: is model.vocab's id of 'he'") != std::string::npos);
+  json missing_byte = tiny_tokenizer();
+  missing_byte["model"]["vocab"].erase(byte_symbol(0));
+  CHECK(load_error(missing_byte).find("model.vocab: lacks the byte-level symbol") !=
+        std::string::npos);
+  json no_byte_level = tiny_tokenizer();
+  no_byte_level["pre_tokenizer"]["pretokenizers"].erase(1);
+  CHECK(load_error(no_byte_level).find("pre_tokenizer: must end with ByteLevel") !=
+        std::string::npos);
+  CHECK_THROWS_WITH_AS(parse_hf_tokenizer("{not json", "x.json"),
+                       doctest::Contains("x.json: not valid JSON"), TokenizerModelError);
+  CHECK_THROWS_AS(load_hf_tokenizer("/nonexistent/tokenizer.json"), TokenizerModelError);
+}
+
+TEST_CASE("tiktoken ranks file: encodes by rank, special tokens, and errors naming the line") {
+  test::ScratchDirectory dir;
+  std::string ranks;
+  static constexpr char kBase64[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto base64 = [](const std::string& bytes) {
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+      unsigned group = static_cast<unsigned char>(bytes[i]) << 16;
+      if (i + 1 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+      if (i + 2 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 2]);
+      for (std::size_t k = 0; k < 4; ++k)
+        out += k <= bytes.size() - i ? kBase64[group >> (18 - 6 * k) & 63] : '=';
+    }
+    return out;
+  };
+  for (int b = 0; b < 256; ++b)
+    ranks += base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  ranks += base64("he") + " 256\n" + base64("ll") + " 257\n" + base64("hell") + " 258\n" +
+           base64("hello") + " 259\n";
+  const auto file = dir.write("ranks.tiktoken", ranks);
+  TiktokenOptions options;
+  options.pattern = tiktoken_pattern_preset("cl100k_base");
+  options.special_tokens = {{"<|endoftext|>", 1000}};
+  const auto tokenizer = load_tiktoken(file, options);
+  CHECK(tokenizer->encode("hello") == Ids{259});
+  CHECK(tokenizer->encode("hell!") == Ids{258, '!'});
+  CHECK(tokenizer->encode("hello<|endoftext|>") == Ids{259, 1000});
+  CHECK(tokenizer->encode("<|endoftext|>", {.recognize_special_tokens = false}).size() > 1);
+  CHECK(tokenizer->decode(Ids{259, 1000}) == "hello<|endoftext|>");
+  CHECK(tokenizer->decode(Ids{259, 1000}, true) == "hello");
+  CHECK(tokenizer->vocab_size() == 1001);
+  CHECK_THROWS_AS(tiktoken_pattern_preset("p50k"), ConfigError);
+
+  const auto error_for = [&](const std::string& text, TiktokenOptions with = {}) -> std::string {
+    try {
+      load_tiktoken(dir.write("bad.tiktoken", text), with);
+    } catch (const TokenizerModelError& error) {
+      return error.what();
+    }
+    return "(loaded)";
+  };
+  CHECK(error_for(ranks + "@@@@ 300\n").find("line 261: the token is not valid base64") !=
+        std::string::npos);
+  CHECK(error_for(ranks + base64("xy") + " 12\n").find("line 261: rank 12 is used twice") !=
+        std::string::npos);
+  CHECK(error_for(ranks.substr(ranks.find('\n') + 1)).find("no rank for the single byte 0") !=
+        std::string::npos);
+  TiktokenOptions colliding;
+  colliding.special_tokens = {{"<s>", 259}};
+  CHECK(error_for(ranks, colliding).find("special_tokens: '<s>': id 259 is a rank") !=
+        std::string::npos);
+  TiktokenOptions bad_pattern;
+  bad_pattern.pattern = "(";
+  CHECK(error_for(ranks, bad_pattern).find("pattern: regex does not compile") != std::string::npos);
+}
+
+}  // namespace odbatch
