@@ -1,6 +1,6 @@
 #pragma once
 // Hugging Face tokenizer.json files with a byte-level BPE model (Qwen2/2.5/3, Llama-3,
-// Mistral-Nemo, GPT-2). docs/tokenization.md lists the supported normalizers, pre-tokenizers,
+// Mistral-Nemo, GPT-2). docs/text-tokenizers.md lists the supported normalizers, pre-tokenizers,
 // post-processors and decoders; any other feature is refused when loading, never approximated.
 #include <filesystem>
 #include <memory>
