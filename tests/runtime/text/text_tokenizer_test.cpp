@@ -1,8 +1,9 @@
-// Byte-level BPE (tokenizer.json) and tiktoken on small hand-built models: merge order, both JSON
-// encodings of merges, added-token flags, the post-processor, and the errors that name the JSON
-// path or line of what is wrong or unsupported. The reference libraries' parity is in
-// text_tokenizer_oracle_test.cpp.
+// Byte-level BPE (tokenizer.json), tiktoken and sentencepiece behind TextTokenizer, on small
+// models: merge order, both JSON encodings of merges, added-token flags, the post-processor, and
+// the errors that name the JSON path or line of what is wrong or unsupported. The reference
+// libraries' parity is in text_tokenizer_oracle_test.cpp.
 #include <doctest/doctest.h>
+#include <sentencepiece_processor.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,8 +15,10 @@
 
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "odbatch/text/hf_tokenizer.hpp"
+#include "odbatch/text/sentencepiece_tokenizer.hpp"
 #include "odbatch/text/tiktoken_tokenizer.hpp"
 #include "source_test_files.hpp"
+#include "tokenizer_test_models.hpp"
 
 namespace odbatch {
 namespace {
@@ -288,6 +291,42 @@ TEST_CASE("tiktoken ranks file: encodes by rank, special tokens, and errors nami
   TiktokenOptions bad_pattern;
   bad_pattern.pattern = "(";
   CHECK(error_for(ranks, bad_pattern).find("pattern: regex does not compile") != std::string::npos);
+}
+
+}  // namespace odbatch
+
+namespace odbatch {
+
+TEST_CASE(
+    "a sentencepiece model behind the TextTokenizer interface encodes as sentencepiece does") {
+  const std::string model = std::string(ODBATCH_TOKENIZER_TEST_MODEL_DIR) + "/" +
+                            std::string(test::kChatModel) + ".model";
+  const auto tokenizer = load_sentencepiece_tokenizer(model);
+  sentencepiece::SentencePieceProcessor reference;
+  REQUIRE(reference.Load(model).ok());
+  const std::string text = "Hello world, this is a test of the tokenizer.";
+  std::vector<int> expected;
+  REQUIRE(reference.Encode(text, &expected).ok());
+  const Ids ids = tokenizer->encode(text);
+  CHECK(ids == Ids(expected.begin(), expected.end()));
+  CHECK(tokenizer->decode(ids) == text);
+  CHECK(tokenizer->vocab_size() == static_cast<std::uint32_t>(reference.GetPieceSize()));
+
+  const auto bos = static_cast<TokenId>(reference.bos_id());
+  const auto eos = static_cast<TokenId>(reference.eos_id());
+  CHECK(tokenizer->special_token_ids().size() == 2);
+  const Ids with_controls = tokenizer->encode("<s>Hello</s>");
+  CHECK(with_controls.front() == bos);
+  CHECK(with_controls.back() == eos);
+  CHECK(tokenizer->decode(with_controls) == "<s>Hello</s>");
+  CHECK(tokenizer->decode(with_controls, true) == "Hello");
+  const Ids as_text = tokenizer->encode("<s>", {.recognize_special_tokens = false});
+  CHECK(std::find(as_text.begin(), as_text.end(), bos) == as_text.end());
+  CHECK(tokenizer->encode("Hello", {.add_special_tokens = true}).front() == bos);
+  CHECK(tokenizer->token_to_id("<s>") == bos);
+  CHECK_FALSE(tokenizer->token_to_id("no such piece").has_value());
+  CHECK(tokenizer->id_to_token(bos) == "<s>");
+  CHECK_THROWS_AS(load_sentencepiece_tokenizer("/nonexistent.model"), TokenizerModelError);
 }
 
 }  // namespace odbatch
