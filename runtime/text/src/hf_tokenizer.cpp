@@ -331,7 +331,7 @@ class AddedTokenMatcher {
   void split(std::string_view text, bool recognize_special, std::vector<TextSplit>& splits) const {
     std::size_t done = 0;
     for (std::size_t position = 0; position < text.size();) {
-      const AddedToken* token = longest_at(text, position, recognize_special);
+      const AddedToken* token = longest_at(text, position);
       if (token == nullptr) {
         ++position;
         continue;
@@ -339,6 +339,9 @@ class AddedTokenMatcher {
       std::size_t begin = position;
       std::size_t end = position + token->content.size();
       position = end;
+      // An unrecognised special token stays text, and the search resumes after it, as the
+      // reference's matcher skips that match.
+      if (token->special && !recognize_special) continue;
       if (token->single_word && (alphanumeric_before(text, begin) || alphanumeric_after(text, end)))
         continue;
       if (token->lstrip) {
@@ -366,12 +369,11 @@ class AddedTokenMatcher {
   }
 
  private:
-  const AddedToken* longest_at(std::string_view text, std::size_t position,
-                               bool recognize_special) const {
+  const AddedToken* longest_at(std::string_view text, std::size_t position) const {
     if (!first_bytes_.test(static_cast<unsigned char>(text[position]))) return nullptr;
     const std::string_view rest = text.substr(position);
     for (const AddedToken* token : tokens_)
-      if ((recognize_special || !token->special) && rest.starts_with(token->content)) return token;
+      if (rest.starts_with(token->content)) return token;
     return nullptr;
   }
 
@@ -515,6 +517,7 @@ class HfBpeTokenizer final : public TextTokenizer {
   // Added tokens, matched before normalization (normalized=false) or after it.
   std::deque<AddedToken> added_tokens_;
   std::unordered_map<TokenId, const AddedToken*> added_by_id_;
+  std::optional<TokenId> largest_added_;
   AddedTokenMatcher raw_matcher_;
   AddedTokenMatcher normalized_matcher_;
   // The post-processor, reduced to the ids around a single sequence.
@@ -664,6 +667,23 @@ void HfBpeTokenizer::parse_added_tokens(const json& list) {
       fail(member_path(path, "id"), "is model.vocab's id of '" + pieces_[token.id] + "'");
     if (added_by_id_.contains(token.id))
       fail(member_path(path, "id"), std::to_string(token.id) + " is added twice");
+    for (const AddedToken& earlier : added_tokens_)
+      if (earlier.content == token.content)
+        fail(member_path(path, "content"), "'" + token.content + "' is added twice");
+    // The Hugging Face library does not take these ids from the file: it gives a token its
+    // vocabulary id, or else the next id after the vocabulary and the tokens added before it.
+    // A file whose ids differ from those would be read differently there, so it is refused.
+    const auto in_vocab = id_of_piece_.find(token.content);
+    const auto vocab_count = static_cast<TokenId>(id_of_piece_.size());
+    const TokenId expected = in_vocab != id_of_piece_.end() ? in_vocab->second
+                             : largest_added_ ? std::max(*largest_added_ + 1, vocab_count)
+                                              : vocab_count;
+    if (token.id != expected)
+      fail(member_path(path, "id"),
+           "is " + std::to_string(token.id) + ", but the Hugging Face library assigns this token " +
+               std::to_string(expected) +
+               " (the vocabulary's id, or the next after the vocabulary and earlier added tokens)");
+    largest_added_ = std::max(largest_added_.value_or(0), token.id);
     if (token.normalized) {
       std::string storage;
       token.content = std::string(normalizer_.apply(token.content, storage));

@@ -109,13 +109,16 @@ void check_adversarial(const std::string& name) {
   const std::vector<std::string> texts = read_texts("adversarial");
   const std::vector<json> answers = read_json_lines(kOracleDir / (name + ".adversarial.jsonl"));
   REQUIRE(texts.size() == answers.size());
-  std::vector<std::vector<TokenId>> ids, ids_with_special;
+  std::vector<std::vector<TokenId>> ids, ids_with_special, ids_specials_as_text;
   for (const json& answer : answers) {
     ids.push_back(answer.at("ids").get<std::vector<TokenId>>());
     ids_with_special.push_back(answer.at("ids_with_special").get<std::vector<TokenId>>());
+    ids_specials_as_text.push_back(answer.at("ids_specials_as_text").get<std::vector<TokenId>>());
   }
   check_ids(name, *tokenizer, texts, ids, {}, round_trips(name));
   check_ids(name, *tokenizer, texts, ids_with_special, {.add_special_tokens = true}, false);
+  check_ids(name, *tokenizer, texts, ids_specials_as_text, {.recognize_special_tokens = false},
+            round_trips(name));
   std::size_t decode_differences = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     if (!comparable(name, texts[i])) continue;

@@ -152,9 +152,9 @@ TEST_CASE("byte-level BPE: ignore_merges takes a whole word that is in the vocab
 
 TEST_CASE("added tokens: special ones optional, lstrip/rstrip, single_word, post-processor") {
   json config = tiny_tokenizer();
-  config["added_tokens"] = {added_token(300, "<|im_start|>"),
-                            added_token(301, "<mask>", {{"lstrip", true}, {"rstrip", true}}),
-                            added_token(302, "[W]", {{"single_word", true}, {"special", false}})};
+  config["added_tokens"] = {added_token(262, "<|im_start|>"),
+                            added_token(263, "<mask>", {{"lstrip", true}, {"rstrip", true}}),
+                            added_token(264, "[W]", {{"single_word", true}, {"special", false}})};
   config["post_processor"] = {
       {"type", "TemplateProcessing"},
       {"single",
@@ -162,19 +162,19 @@ TEST_CASE("added tokens: special ones optional, lstrip/rstrip, single_word, post
         {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
       {"pair", nullptr},
       {"special_tokens",
-       {{"<|im_start|>", {{"id", "<|im_start|>"}, {"ids", {300}}, {"tokens", {"<|im_start|>"}}}}}}};
+       {{"<|im_start|>", {{"id", "<|im_start|>"}, {"ids", {262}}, {"tokens", {"<|im_start|>"}}}}}}};
   const auto tokenizer = parse(config);
-  CHECK(tokenizer->encode("hello<|im_start|>hello") == Ids{259, 300, 259});
+  CHECK(tokenizer->encode("hello<|im_start|>hello") == Ids{259, 262, 259});
   const Ids as_text = tokenizer->encode("<|im_start|>", {.recognize_special_tokens = false});
-  CHECK(std::find(as_text.begin(), as_text.end(), 300) == as_text.end());
+  CHECK(std::find(as_text.begin(), as_text.end(), 262) == as_text.end());
   CHECK(tokenizer->decode(as_text) == "<|im_start|>");
-  CHECK(tokenizer->encode("hello  <mask>  hello") == Ids{259, 301, 259});
-  CHECK(tokenizer->encode("a [W] b") == Ids{'a', ' ', 302, ' ', 'b'});
+  CHECK(tokenizer->encode("hello  <mask>  hello") == Ids{259, 263, 259});
+  CHECK(tokenizer->encode("a [W] b") == Ids{'a', ' ', 264, ' ', 'b'});
   CHECK(tokenizer->encode("a[W]b") == Ids{'a', '[', 'W', ']', 'b'});  // not a single word
-  CHECK(tokenizer->encode("hello", {.add_special_tokens = true}) == Ids{300, 259});
+  CHECK(tokenizer->encode("hello", {.add_special_tokens = true}) == Ids{262, 259});
   CHECK(tokenizer->special_token_ids().size() == 2);
-  CHECK(tokenizer->decode(Ids{300, 259, 302}, true) == "hello[W]");
-  CHECK(tokenizer->vocab_size() == 303);
+  CHECK(tokenizer->decode(Ids{262, 259, 264}, true) == "hello[W]");
+  CHECK(tokenizer->vocab_size() == 265);
 }
 
 TEST_CASE("byte-level BPE is safe to share between threads") {
@@ -223,6 +223,11 @@ TEST_CASE("tokenizer.json features it cannot honour fail loading, naming the JSO
         std::string::npos);
   CHECK(error_with("/added_tokens", json::array({added_token(256, "<x>")}))
             .find("added_tokens[0].id: is model.vocab's id of 'he'") != std::string::npos);
+  CHECK(error_with("/added_tokens", json::array({added_token(300, "<x>")}))
+            .find("added_tokens[0].id: is 300, but the Hugging Face library assigns this token "
+                  "262") != std::string::npos);
+  CHECK(error_with("/added_tokens", json::array({added_token(262, "<x>"), added_token(263, "<x>")}))
+            .find("added_tokens[1].content: '<x>' is added twice") != std::string::npos);
   json missing_byte = tiny_tokenizer();
   missing_byte["model"]["vocab"].erase(byte_symbol(0));
   CHECK(load_error(missing_byte).find("model.vocab: lacks the byte-level symbol") !=

@@ -10,7 +10,8 @@
 //   <name>.json | <name>.tiktoken           the tokenizer (tokenizer.json or ranks file)
 //   <name>.specials.json                    tiktoken only: {"name": id}
 //   <name>.dataset.jsonl                    per text: [ids]
-//   <name>.adversarial.jsonl                per text: {"ids", "ids_with_special", "decoded"}
+//   <name>.adversarial.jsonl                per text: {"ids", "ids_with_special",
+//                                           "ids_specials_as_text", "decoded"}
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -187,7 +188,13 @@ async function hfTokenizers(dataset) {
     }
     const text = JSON.stringify(json);
     fs.writeFileSync(out(`${name}.json`), text);
+    // Special tokens written in the text read as plain text (split_special_tokens, which the
+    // JSON cannot express): the same tokenizer with its special tokens renamed to text that never
+    // occurs, so that every id stays where it was.
+    const withoutSpecials = {...json, added_tokens: json.added_tokens.map((t) =>
+      (t.special ? {...t, content: `\u0000never${t.id}`} : t))};
     results.push({name, tokenizer: hf.Tokenizer.fromString(text),
+                  plain: hf.Tokenizer.fromString(JSON.stringify(withoutSpecials)),
                   specials: config.added.map((t) => t.content)});
   }
   return results;
@@ -216,21 +223,24 @@ async function main() {
   const adversarial = adversarialTexts(allSpecials);
   writeLines('adversarial.jsonl', adversarial);
 
-  for (const {name, tokenizer} of hfResults) {
-    const encodeAll = async (texts, addSpecialTokens) =>
-      (await tokenizer.encodeBatch(texts, {addSpecialTokens})).map((e) => e.getIds());
-    writeLines(`${name}.dataset.jsonl`, await encodeAll(dataset, false));
-    const ids = await encodeAll(adversarial, false);
-    const withSpecial = await encodeAll(adversarial, true);
+  for (const {name, tokenizer, plain} of hfResults) {
+    const encodeAll = async (encoder, texts, addSpecialTokens) =>
+      (await encoder.encodeBatch(texts, {addSpecialTokens})).map((e) => e.getIds());
+    writeLines(`${name}.dataset.jsonl`, await encodeAll(tokenizer, dataset, false));
+    const ids = await encodeAll(tokenizer, adversarial, false);
+    const withSpecial = await encodeAll(tokenizer, adversarial, true);
+    const specialsAsText = await encodeAll(plain, adversarial, false);
     const decoded = await tokenizer.decodeBatch(ids, false);
     writeLines(`${name}.adversarial.jsonl`, adversarial.map((_, i) =>
-      ({ids: ids[i], ids_with_special: withSpecial[i], decoded: decoded[i]})));
+      ({ids: ids[i], ids_with_special: withSpecial[i], ids_specials_as_text: specialsAsText[i],
+        decoded: decoded[i]})));
   }
   for (const {name, encoding} of tiktokens) {
     writeLines(`${name}.dataset.jsonl`, dataset.map((t) => encoding.encode(t, 'all')));
     writeLines(`${name}.adversarial.jsonl`, adversarial.map((t) => {
       const ids = encoding.encode(t, 'all');
-      return {ids, ids_with_special: ids, decoded: encoding.decode(ids)};
+      return {ids, ids_with_special: ids, ids_specials_as_text: encoding.encode(t, [], []),
+              decoded: encoding.decode(ids)};
     }));
   }
 }
