@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs @huggingface/jinja (the Jinja implementation of transformers.js) into the build tree
+# and runs chat_template_oracle.js to render the real chat templates on the dataset's
+# conversations, for the chat template oracle test. Skips both when the answers are newer than
+# their inputs (this script, the node script, the templates, the dataset).
+# Usage: chat_template_oracle.sh SOURCE_DIR OUT_DIR
+set -eu
+source_dir=$1
+out_dir=$2
+here=$(cd "$(dirname "$0")" && pwd)
+package="@huggingface/jinja@0.5.13"
+
+stamp="$out_dir/oracle.stamp"
+inputs=$(cat "$here/chat_template_oracle.sh" "$here/chat_template_oracle.js" \
+  "$here"/data/chat_templates/*.jinja "$source_dir"/data/sft/*.jsonl | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $package" ]; then
+  echo "chat template oracle: up to date in $out_dir"
+  exit 0
+fi
+
+for tool in node npm; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "chat template oracle: '$tool' not found; the chat template oracle test needs Node.js" \
+      "and npm (Debian: apt-get install nodejs npm) and access to the npm registry" >&2
+    exit 1
+  fi
+done
+mkdir -p "$out_dir"
+rm -f "$stamp"
+npm install --prefix "$out_dir/npm" --no-audit --no-fund --no-save "$package"
+node "$here/chat_template_oracle.js" "$source_dir" "$out_dir/npm/node_modules" "$out_dir"
+echo "$inputs $package" > "$stamp"
