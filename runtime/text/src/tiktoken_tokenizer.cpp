@@ -246,10 +246,11 @@ std::optional<std::string> TiktokenTokenizer::id_to_token(TokenId id) const {
 }  // namespace
 
 std::string_view tiktoken_pattern_preset(std::string_view name) {
-  if (name == "cl100k_base") return kCl100kBasePattern;
+  // Llama-3's original tokenizer.model splits with cl100k_base's pattern.
+  if (name == "cl100k_base" || name == "llama3") return kCl100kBasePattern;
   if (name == "o200k_base") return kO200kBasePattern;
-  throw ConfigError("pattern",
-                    "unknown preset '" + std::string(name) + "' (known: cl100k_base, o200k_base)");
+  throw ConfigError("pattern", "unknown preset '" + std::string(name) +
+                                   "' (known: cl100k_base, o200k_base, llama3)");
 }
 
 std::unique_ptr<TextTokenizer> load_tiktoken(const std::filesystem::path& ranks_file,

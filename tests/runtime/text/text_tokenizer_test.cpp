@@ -274,6 +274,7 @@ TEST_CASE("tiktoken ranks file: encodes by rank, special tokens, and errors nami
   CHECK(tokenizer->decode(Ids{259, 1000}, true) == "hello");
   CHECK(tokenizer->vocab_size() == 1001);
   CHECK_THROWS_AS(tiktoken_pattern_preset("p50k"), ConfigError);
+  CHECK(tiktoken_pattern_preset("llama3") == kCl100kBasePattern);
 
   const auto error_for = [&](const std::string& text, TiktokenOptions with = {}) -> std::string {
     try {

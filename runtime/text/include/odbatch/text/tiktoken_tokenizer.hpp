@@ -25,8 +25,9 @@ struct TiktokenOptions {
   std::vector<std::pair<std::string, TokenId>> special_tokens;
 };
 
-// The pattern of a named preset: "cl100k_base" or "o200k_base"; throws ConfigError (field
-// "pattern") for other names.
+// The pattern of a named preset: "cl100k_base", "o200k_base" or "llama3" (Llama-3's original
+// tokenizer.model, which uses cl100k_base's pattern); throws ConfigError (field "pattern") for
+// other names.
 std::string_view tiktoken_pattern_preset(std::string_view name);
 
 // Throws TokenizerModelError naming the file and line, or the option, that is wrong.
