@@ -50,6 +50,10 @@ inline constexpr std::uint64_t kJsonlRecordLimit = 4096;
 // which returns an image of the promised geometry or an ImageError, the same on a second decode.
 Outcome jpeg_image(Input input);
 
+// Four sides and pixels for BicubicResampler: every SIMD level this CPU has gives the scalar
+// kernels' bytes (image_resize_entry.cpp says how the bytes become sizes).
+Outcome image_resize(Input input);
+
 // A pipeline TOML file: PipelineConfig::from_toml returns a valid config or throws
 // ConfigFileError, nothing else.
 Outcome pipeline_toml(Input input);

@@ -381,6 +381,33 @@ std::vector<Seed> jpeg_seeds(const fs::path& source_dir) {
   return seeds;
 }
 
+// Size pairs the resampler's vector loops treat differently (shrinking, enlarging, one axis,
+// unchanged, blocks of 8 and 16 rows with leftovers), with a few pixel bytes.
+std::vector<Seed> resize_seeds() {
+  struct Sizes {
+    std::uint16_t source_width, source_height, target_width, target_height;
+  };
+  const Sizes sizes[] = {{640, 480, 252, 196}, {13, 9, 17, 11}, {37, 20, 37, 5},
+                         {100, 20, 37, 20},    {5, 3, 5, 3},    {1023, 17, 511, 33},
+                         {1, 1, 40, 30},       {300, 1, 7, 1}};
+  std::vector<Seed> seeds;
+  for (const Sizes& s : sizes) {
+    Bytes bytes;
+    for (const std::uint16_t side :
+         {s.source_width, s.source_height, s.target_width, s.target_height}) {
+      const std::uint16_t encoded = static_cast<std::uint16_t>(side - 1);
+      bytes.push_back(static_cast<std::uint8_t>(encoded & 0xFF));
+      bytes.push_back(static_cast<std::uint8_t>(encoded >> 8));
+    }
+    for (int i = 0; i < 61; ++i) bytes.push_back(static_cast<std::uint8_t>(i * 97 + 13));
+    seeds.push_back({"resize-" + std::to_string(s.source_width) + "x" +
+                         std::to_string(s.source_height) + "-" + std::to_string(s.target_width) +
+                         "x" + std::to_string(s.target_height),
+                     std::move(bytes)});
+  }
+  return seeds;
+}
+
 // The example configs, and every TOML block of the docs.
 std::vector<Seed> toml_seeds(const fs::path& source_dir) {
   std::vector<Seed> seeds;
@@ -418,6 +445,7 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "store_frames" || target == "store_session") return store_seeds();
   if (target == "jsonl_records") return jsonl_seeds(source_dir);
   if (target == "jpeg_image") return jpeg_seeds(source_dir);
+  if (target == "image_resize") return resize_seeds();
   if (target == "pipeline_toml") return toml_seeds(source_dir);
   throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");
 }

@@ -157,8 +157,8 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
 }
 
 // Byte (i, j) of an 8x8 tile, at src + i * src_stride + j, goes to dst + j * dst_stride + i.
-void transpose_8x8(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst,
-                   std::size_t dst_stride) {
+[[maybe_unused]] void transpose_8x8(const std::uint8_t* src, std::size_t src_stride,
+                                    std::uint8_t* dst, std::size_t dst_stride) {
   __m128i r[8];
   for (int i = 0; i < 8; ++i)
     r[i] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * src_stride));
@@ -181,8 +181,9 @@ void transpose_8x8(const std::uint8_t* src, std::size_t src_stride, std::uint8_t
 
 // A rows x bytes matrix (row i at src + i * src_stride) into its transpose (row j at
 // dst + j * dst_stride): 8x8 tiles, then byte by byte at the edges.
-void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows, std::size_t bytes,
-               std::uint8_t* dst, std::size_t dst_stride) {
+// Unused where a level works row by row (SSE4.1).
+[[maybe_unused]] void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows,
+                                std::size_t bytes, std::uint8_t* dst, std::size_t dst_stride) {
   std::size_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     std::size_t j = 0;
