@@ -313,11 +313,12 @@ std::size_t previous_character(std::string_view text, std::size_t end) {
 }
 
 // Finds added tokens in text as the Hugging Face library does: leftmost-longest matches, left to
-// right; a single_word token only between non-alphanumeric characters; lstrip and rstrip take
+// right; a single_word token only between non-word characters; lstrip and rstrip take
 // the white space beside the token into it.
 class AddedTokenMatcher {
  public:
-  AddedTokenMatcher() : alphanumeric_(R"(^[\p{Alphabetic}\p{N}])") {}
+  // A word character as the reference's \w (Rust's regex crate) defines it.
+  AddedTokenMatcher() : word_character_(R"(^[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}])") {}
 
   void add(const AddedToken& token) {
     if (token.content.empty()) return;
@@ -342,7 +343,8 @@ class AddedTokenMatcher {
       // An unrecognised special token stays text, and the search resumes after it, as the
       // reference's matcher skips that match.
       if (token->special && !recognize_special) continue;
-      if (token->single_word && (alphanumeric_before(text, begin) || alphanumeric_after(text, end)))
+      if (token->single_word &&
+          (word_character_before(text, begin) || word_character_after(text, end)))
         continue;
       if (token->lstrip) {
         std::size_t stripped = begin;
@@ -377,20 +379,20 @@ class AddedTokenMatcher {
     return nullptr;
   }
 
-  bool alphanumeric(std::string_view character) const {
+  bool word_character(std::string_view character) const {
     thread_local std::vector<MatchSpan> matches;
     matches.clear();
-    alphanumeric_.find_all(character, matches);
+    word_character_.find_all(character, matches);
     return !matches.empty();
   }
-  bool alphanumeric_before(std::string_view text, std::size_t begin) const {
+  bool word_character_before(std::string_view text, std::size_t begin) const {
     if (begin == 0) return false;
     const std::size_t previous = previous_character(text, begin);
-    return alphanumeric(text.substr(previous, begin - previous));
+    return word_character(text.substr(previous, begin - previous));
   }
-  bool alphanumeric_after(std::string_view text, std::size_t end) const {
+  bool word_character_after(std::string_view text, std::size_t end) const {
     if (end == text.size()) return false;
-    return alphanumeric(text.substr(end, text_detail::valid_sequence_length(text, end)));
+    return word_character(text.substr(end, text_detail::valid_sequence_length(text, end)));
   }
   static utf8proc_uint8_t* scratch_utf8() {
     thread_local utf8proc_uint8_t bytes[4];
@@ -399,7 +401,7 @@ class AddedTokenMatcher {
 
   std::vector<const AddedToken*> tokens_;  // longest first
   std::bitset<256> first_bytes_;
-  SplitRegex alphanumeric_;
+  SplitRegex word_character_;
 };
 
 // The split of `text` at a regex's matches (or a literal's occurrences) under a behaviour, as

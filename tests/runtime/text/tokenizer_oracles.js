@@ -2,8 +2,8 @@
 // Usage: node tokenizer_oracles.js NPM_PREFIX SOURCE_DIR OUT_DIR
 //
 // With Hugging Face's `tokenizers` (its Rust library through Node bindings) it trains byte-level
-// BPE tokenizer.json files on the dataset's text in three configurations (Qwen2-style,
-// Llama-3-style, GPT-2-style), and with `js-tiktoken` it writes cl100k_base and o200k_base as
+// BPE tokenizer.json files on the dataset's text in five configurations (Qwen2-, Llama-3-,
+// GPT-2- and Mistral-Nemo-style, and one with every Split behaviour), and with `js-tiktoken` it writes cl100k_base and o200k_base as
 // tiktoken ranks files. For every tokenizer it then writes the ids of each dataset text and of
 // an adversarial string set, and the reference decode of the latter. Output (OUT_DIR):
 //   dataset.jsonl, adversarial.jsonl        one JSON string per line: the texts
@@ -100,6 +100,7 @@ function adversarialTexts(specials) {
 
 const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const LLAMA3_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const NEMO_PATTERN = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const byteLevel = (fields) =>
   ({type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false, ...fields});
 const split = (pattern) =>
@@ -145,6 +146,33 @@ const HF_CONFIGS = {
             token('caf\u00E9', {normalized: true, special: false}),
             token('\u00F1and\u00FA', {special: false})],
   },
+  // Mistral-Nemo's (Tekken) split: case-aware words, single digits.
+  nemo: {
+    normalizer: null,
+    pre_tokenizer: {type: 'Sequence',
+                    pretokenizers: [split(NEMO_PATTERN), byteLevel({trim_offsets: true})]},
+    post_processor: null,
+    ignore_merges: false,
+    merges_as_strings: false,
+    added: ['<unk>', '<s>', '</s>', '[INST]', '[/INST]', '[IMG]', '[IMG_BREAK]', '[IMG_END]']
+        .map((c) => token(c)),
+  },
+  // Every Split behaviour, invert, a String pattern, NFKC, ByteLevel's prefix space without its
+  // regex, and RobertaProcessing's <s> A </s>.
+  behaviours: {
+    normalizer: {type: 'NFKC'},
+    pre_tokenizer: {type: 'Sequence', pretokenizers: [
+      {type: 'Split', pattern: {String: ' '}, behavior: 'MergedWithNext', invert: false},
+      {type: 'Split', pattern: {Regex: '[,.;:]'}, behavior: 'MergedWithPrevious', invert: false},
+      {type: 'Split', pattern: {Regex: '\\p{N}{4,}'}, behavior: 'Removed', invert: false},
+      {type: 'Split', pattern: {Regex: '\\p{L}+'}, behavior: 'Contiguous', invert: true},
+      {type: 'Split', pattern: {Regex: '[()\\[\\]]'}, behavior: 'Isolated', invert: false},
+      byteLevel({add_prefix_space: true})]},
+    post_processor: 'roberta',
+    ignore_merges: false,
+    merges_as_strings: true,
+    added: [token('<s>'), token('</s>'), token('<pad>')],
+  },
 };
 
 async function hfTokenizers(dataset) {
@@ -156,7 +184,7 @@ async function hfTokenizers(dataset) {
     const base = {
       version: '1.0', truncation: null, padding: null, added_tokens: [],
       normalizer: config.normalizer, pre_tokenizer: config.pre_tokenizer,
-      post_processor: config.post_processor === 'template' ? null : config.post_processor,
+      post_processor: typeof config.post_processor === 'string' ? null : config.post_processor,
       decoder: byteLevel({trim_offsets: true}),
       model: {type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null,
               end_of_word_suffix: null, fuse_unk: false, byte_fallback: false,
@@ -185,6 +213,12 @@ async function hfTokenizers(dataset) {
                 {SpecialToken: {id: bos.content, type_id: 1}}, {Sequence: {id: 'B', type_id: 1}}],
          special_tokens: {[bos.content]: {id: bos.content, ids: [bos.id], tokens: [bos.content]}}},
       ]};
+    }
+    if (config.post_processor === 'roberta') {
+      const [cls, sep] = json.added_tokens;
+      json.post_processor = {type: 'RobertaProcessing', sep: [sep.content, sep.id],
+                             cls: [cls.content, cls.id], trim_offsets: true,
+                             add_prefix_space: true};
     }
     const text = JSON.stringify(json);
     fs.writeFileSync(out(`${name}.json`), text);
