@@ -81,6 +81,10 @@ function adversarialTexts(specials) {
   ];
   const texts = [...atoms];
   for (const atom of atoms) texts.push(`x${atom}y`, ` ${atom}`, `${atom} `, atom + atom + atom);
+  // Every kind of character beside the tokens whose matching depends on their neighbours:
+  // single_word ([SW]) and lstrip/rstrip (<mask>).
+  for (const atom of atoms)
+    texts.push(`${atom}[SW]`, `[SW]${atom}`, `${atom}<mask>${atom}`, `${atom} <mask> ${atom}`);
   for (const special of specials)
     texts.push(`a${special}b`, ` ${special} `, `${special}${special}`, `text ${special}\nmore`,
                `  ${special}  x`, `word${special}word`);
