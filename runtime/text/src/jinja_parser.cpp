@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "jinja_ast.hpp"
@@ -154,6 +156,8 @@ class Lexer {
     tokens_.push_back(
         {is_block ? Token::Type::block_begin : Token::Type::variable_begin, location_of(tag), {}});
     const char closer = is_block ? '%' : '}';
+    // As in jinja2, `}}` closes the tag only outside brackets: `{{ {'a': {}}}` is one dict.
+    std::size_t open_brackets = 0;
     for (;;) {
       while (pos_ < source_.size() && is_space(source_[pos_])) ++pos_;
       if (pos_ >= source_.size())
@@ -161,7 +165,8 @@ class Lexer {
                      is_block ? "unterminated block tag '{%'" : "unterminated expression '{{'");
       const Location at = location_of(pos_);
       const auto ends_here = [&](std::size_t p) {
-        return p + 1 < source_.size() && source_[p] == closer && source_[p + 1] == '}';
+        return open_brackets == 0 && p + 1 < source_.size() && source_[p] == closer &&
+               source_[p + 1] == '}';
       };
       if ((source_[pos_] == '-' || source_[pos_] == '+') && ends_here(pos_ + 1)) {
         const char sign = source_[pos_];
@@ -177,6 +182,13 @@ class Lexer {
         return;
       }
       lex_expression_token(at);
+      const Token& lexed = tokens_.back();
+      if (lexed.type == Token::Type::op) {
+        if (lexed.text == "(" || lexed.text == "[" || lexed.text == "{")
+          ++open_brackets;
+        else if ((lexed.text == ")" || lexed.text == "]" || lexed.text == "}") && open_brackets > 0)
+          --open_brackets;
+      }
     }
   }
 
@@ -860,13 +872,14 @@ class Parser {
       case Token::Type::integer:
       case Token::Type::floating: {
         auto expr = make_expr(Expr::Type::literal, at);
-        try {
-          if (token.type == Token::Type::integer)
-            expr->value = Value(static_cast<std::int64_t>(std::stoll(token.text)));
-          else
-            expr->value = Value(std::stod(token.text));
-        } catch (const std::out_of_range&) {
-          syntax_error(at, "number literal out of range: " + token.text);
+        if (token.type == Token::Type::integer) {
+          errno = 0;
+          const long long parsed = std::strtoll(token.text.c_str(), nullptr, 10);
+          if (errno == ERANGE) syntax_error(at, "integer literal beyond 64 bits: " + token.text);
+          expr->value = Value(static_cast<std::int64_t>(parsed));
+        } else {
+          // Python parses 1e400 as inf and keeps subnormals, as strtod does.
+          expr->value = Value(std::strtod(token.text.c_str(), nullptr));
         }
         ++index_;
         return expr;

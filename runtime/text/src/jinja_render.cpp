@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <optional>
@@ -80,6 +82,35 @@ std::string python_strip(std::string_view s, const std::string* chars, bool left
 
 enum class CaseMapping : std::uint8_t { upper, lower };
 
+// The one-to-many mappings of Unicode's SpecialCasing.txt that Python applies and utf8proc's
+// simple mappings lack, for the letters chat text plausibly holds (German sharp s, the Latin
+// ligatures, dotted capital I). The remaining ones (Greek with iota subscript, Armenian
+// ligatures, a few Latin letters with marks) map one-to-one here.
+std::string_view special_case(char32_t code, CaseMapping mapping) {
+  if (mapping == CaseMapping::lower) return code == 0x130 ? "i\xcc\x87" : "";
+  switch (code) {
+    case 0xdf:
+      return "SS";
+    case 0x149:
+      return "\xca\xbcN";
+    case 0xfb00:
+      return "FF";
+    case 0xfb01:
+      return "FI";
+    case 0xfb02:
+      return "FL";
+    case 0xfb03:
+      return "FFI";
+    case 0xfb04:
+      return "FFL";
+    case 0xfb05:
+    case 0xfb06:
+      return "ST";
+    default:
+      return "";
+  }
+}
+
 std::string map_case(std::string_view s, CaseMapping mapping) {
   std::string out;
   out.reserve(s.size());
@@ -90,9 +121,15 @@ std::string map_case(std::string_view s, CaseMapping mapping) {
                                            : static_cast<char>(std::tolower(c));
       continue;
     }
-    const auto code = static_cast<utf8proc_int32_t>(decode(cp));
-    append_code(out, static_cast<char32_t>(mapping == CaseMapping::upper ? utf8proc_toupper(code)
-                                                                         : utf8proc_tolower(code)));
+    const char32_t code = decode(cp);
+    if (const auto special = special_case(code, mapping); !special.empty()) {
+      out += special;
+      continue;
+    }
+    const auto code32 = static_cast<utf8proc_int32_t>(code);
+    append_code(out,
+                static_cast<char32_t>(mapping == CaseMapping::upper ? utf8proc_toupper(code32)
+                                                                    : utf8proc_tolower(code32)));
   }
   return out;
 }
@@ -298,9 +335,10 @@ class Renderer {
     }
     if (object.is_list() || object.is_string()) {
       if (key.is_string()) return get_attribute(at, object, key.as_string());
+      // jinja2 turns a failed subscription (a float or undefined index) into undefined.
       if (!key.is_int() && !key.is_bool())
-        fail(at,
-             object.type_name() + " indices must be integers or slices, not " + key.type_name());
+        return Value::undefined(object.type_name() + " indices must be integers or slices, not " +
+                                key.type_name());
       std::int64_t index = key.is_bool() ? std::int64_t{key.as_bool()} : key.as_int();
       if (object.is_list()) {
         const auto& items = object.as_list().items;
@@ -689,7 +727,11 @@ class Renderer {
     require_defined(expr.location, v);
     if (v.is_bool())
       return Value(std::int64_t{expr.name == "-" ? -std::int64_t{v.as_bool()} : v.as_bool()});
-    if (v.is_int()) return Value(expr.name == "-" ? -v.as_int() : v.as_int());
+    if (v.is_int()) {
+      if (expr.name == "-" && v.as_int() == std::numeric_limits<std::int64_t>::min())
+        overflow(expr.location);
+      return Value(expr.name == "-" ? -v.as_int() : v.as_int());
+    }
     if (v.is_float()) return Value(expr.name == "-" ? -v.as_float() : v.as_float());
     fail(expr.location, "bad operand type for unary " + expr.name + ": '" + v.type_name() + "'");
   }
@@ -702,6 +744,17 @@ class Renderer {
     return v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number();
   }
   static bool is_numeric(const Value& v) { return v.is_number() || v.is_bool(); }
+
+  // Python's ints are unbounded; odbatch's are 64-bit and refuse to wrap around.
+  [[noreturn]] void overflow(const Location& at) const {
+    fail(at, "integer overflow: template integers are limited to 64 bits");
+  }
+  template <typename Operation>
+  Value checked(const Location& at, Operation operation, std::int64_t a, std::int64_t b) const {
+    std::int64_t result = 0;
+    if (operation(a, b, &result)) overflow(at);
+    return Value(result);
+  }
 
   [[noreturn]] void unsupported_operands(const Location& at, const std::string& op, const Value& a,
                                          const Value& b) const {
@@ -732,7 +785,13 @@ class Renderer {
         items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
         return Value(std::move(items), a.as_list().is_tuple);
       }
-      if (is_integral(a) && is_integral(b)) return Value(integral(a) + integral(b));
+      if (is_integral(a) && is_integral(b))
+        return checked(
+            at,
+            [](std::int64_t x, std::int64_t y, std::int64_t* r) {
+              return __builtin_add_overflow(x, y, r);
+            },
+            integral(a), integral(b));
       if (is_numeric(a) && is_numeric(b)) return Value(numeric(a) + numeric(b));
       if ((a.is_string() && b.is_undefined()) || (a.is_undefined() && b.is_string()))
         require_defined(at, a.is_undefined() ? a : b);
@@ -742,12 +801,24 @@ class Renderer {
       unsupported_operands(at, op, a, b);
     }
     if (op == "-") {
-      if (is_integral(a) && is_integral(b)) return Value(integral(a) - integral(b));
+      if (is_integral(a) && is_integral(b))
+        return checked(
+            at,
+            [](std::int64_t x, std::int64_t y, std::int64_t* r) {
+              return __builtin_sub_overflow(x, y, r);
+            },
+            integral(a), integral(b));
       if (is_numeric(a) && is_numeric(b)) return Value(numeric(a) - numeric(b));
       unsupported_operands(at, op, a, b);
     }
     if (op == "*") {
-      if (is_integral(a) && is_integral(b)) return Value(integral(a) * integral(b));
+      if (is_integral(a) && is_integral(b))
+        return checked(
+            at,
+            [](std::int64_t x, std::int64_t y, std::int64_t* r) {
+              return __builtin_mul_overflow(x, y, r);
+            },
+            integral(a), integral(b));
       if (is_numeric(a) && is_numeric(b)) return Value(numeric(a) * numeric(b));
       const auto repeat = [&](const Value& seq, std::int64_t times) -> Value {
         if (seq.is_string()) {
@@ -795,7 +866,14 @@ class Renderer {
     if (op == "**") {
       if (is_integral(a) && is_integral(b) && integral(b) >= 0) {
         std::int64_t result = 1;
-        for (std::int64_t i = 0; i < integral(b); ++i) result *= integral(a);
+        for (std::int64_t i = 0; i < integral(b) && result != 0; ++i) {
+          if (__builtin_mul_overflow(result, integral(a), &result)) overflow(at);
+          if (result == 1 || result == -1) {
+            // 1 and -1 stay so; finish by parity instead of looping up to 2**63 times.
+            if (integral(a) == -1 && (integral(b) - i - 1) % 2 != 0) result = -result;
+            break;
+          }
+        }
         return Value(result);
       }
       if (is_numeric(a) && is_numeric(b)) return Value(std::pow(numeric(a), numeric(b)));
@@ -955,7 +1033,7 @@ std::vector<std::string> python_split(const std::string& s, const Value* separat
       if (max_split >= 0 && static_cast<std::int64_t>(parts.size()) == max_split) {
         std::string rest;
         for (; i < cps.size(); ++i) rest += cps[i];
-        parts.push_back(python_strip(rest, nullptr, false, true));
+        parts.push_back(std::move(rest));
         break;
       }
       std::string word;
@@ -1507,11 +1585,14 @@ Value filter_round(Renderer& r, const Location& at, Value& v, CallArguments& cal
   const double x = v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number();
   const double scale = std::pow(10.0, static_cast<double>(precision));
   if (method == "common") {
-    // Python's round() rounds half to even on the exact binary value; jinja2's "common" method
-    // is round(value, precision).
-    const double scaled = x * scale;
-    double rounded = std::nearbyint(scaled);
-    return Value(rounded / scale);
+    // Python's round(value, precision): an int stays an int; a float rounds half to even on its
+    // exact decimal expansion, which printf's correctly rounded %.*f gives.
+    if (v.is_int()) return v;
+    if (precision < 0 || !std::isfinite(x)) return Value(std::nearbyint(x * scale) / scale);
+    char buffer[512];
+    std::snprintf(buffer, sizeof buffer, "%.*f",
+                  static_cast<int>(std::min<std::int64_t>(precision, 300)), x);
+    return Value(std::strtod(buffer, nullptr));
   }
   if (method == "ceil") return Value(std::ceil(x * scale) / scale);
   if (method == "floor") return Value(std::floor(x * scale) / scale);

@@ -190,7 +190,7 @@ void append_json_string(std::string& out, const std::string& s, bool ensure_asci
         break;
     }
     char hex[16];
-    if (c < 0x20) {
+    if (c < 0x20 || (c == 0x7f && ensure_ascii)) {
       std::snprintf(hex, sizeof hex, "\\u%04x", c);
       out += hex;
     } else if (c < 0x80 || !ensure_ascii) {

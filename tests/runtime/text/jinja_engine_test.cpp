@@ -58,6 +58,13 @@ TEST_CASE("jinja: literals, arithmetic and Python printing") {
   CHECK(render("{{ 1 < 2 < 3 }} {{ 3 > 2 > 2 }} {{ 'b' in 'abc' }} {{ 2 not in [1] }}") ==
         "True False True True");
   CHECK(render("{{ 0 or 'd' }} {{ 1 and 'x' }} {{ not [] }}") == "d x True");
+  // `}}` inside brackets belongs to the expression.
+  CHECK(render("{{ {'a': {'b': [true]}} }}") == "{'a': {'b': [True]}}");
+  CHECK(render("{{ 5e-324 }} {{ 1e400 }} {{ 7 | round }} {{ 2.675 | round(2) }}") ==
+        "5e-324 inf 7 2.67");
+  CHECK(render("{{ 'straße'.upper() }} {{ ' a b c '.split(none, 1) }}") == "STRASSE ['a', 'b c ']");
+  CHECK(render("{{ '\x7f' | tojson(ensure_ascii=true) }}") == "\"\\u007f\"");
+  CHECK(render("{{ [1][1.5] is defined }} {{ 'ab'[x] is defined }}") == "False False");
 }
 
 TEST_CASE("jinja: subscripts, slices and attributes") {
@@ -221,6 +228,8 @@ TEST_CASE("jinja: errors name the construct and its line:column") {
   check_error("{{ 'a'.nosuch() }}", JinjaError::Kind::render, 1, 14, "has no attribute 'nosuch'");
   check_error("{% set x = 1 %}{% set x.a = 2 %}", JinjaError::Kind::render, 1, 19, "non-namespace");
   check_error("{{ 1 // 0 }}", JinjaError::Kind::render, 1, 6, "division or modulo by zero");
+  check_error("{{ 9223372036854775807 + 1 }}", JinjaError::Kind::render, 1, 24, "integer overflow");
+  check_error("{{ 2 ** 64 }}", JinjaError::Kind::render, 1, 6, "integer overflow");
   check_error("{{ x | tojson }}", JinjaError::Kind::render, 1, 8, "'x' is undefined");
 }
 
