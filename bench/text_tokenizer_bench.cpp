@@ -25,8 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kTokenizers = {"qwen2", "llama3", "gpt2", "cl100k_base",
-                                              "o200k_base"};
+const std::vector<std::string> kTokenizers = {"qwen2", "llama3",      "gpt2",
+                                              "nemo",  "cl100k_base", "o200k_base"};
 
 struct Options {
   fs::path oracle_dir = ODBATCH_TOKENIZER_ORACLE_DIR;
