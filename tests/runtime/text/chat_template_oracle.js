@@ -23,6 +23,11 @@ const templates = {
   'mistral-nemo-instruct-2407': { bos_token: '<s>', eos_token: '</s>', tools: true },
   'gemma-2-2b-it': { bos_token: '<bos>', eos_token: '<eos>' },
   'chatml': { bos_token: '<s>', eos_token: '<|im_end|>' },
+  // More templates for the engine's sake: macros with recursion, namespaces, string methods.
+  'hermes-3-llama-3.1-70b-tool_use': { bos_token: '<|begin_of_text|>', eos_token: '<|im_end|>', tools: true, always_tools: true },
+  'deepseek-r1-distill-qwen-32b': { bos_token: '<｜begin▁of▁sentence｜>', eos_token: '<｜end▁of▁sentence｜>' },
+  'mixtral-8x7b-instruct-v0.1': { bos_token: '<s>', eos_token: '</s>' },
+  'phi-3.5-mini-instruct': { bos_token: '<s>', eos_token: '<|endoftext|>' },
 };
 
 // A fixed "now" for strftime_now, 2024-07-26T00:00:00Z: @huggingface/jinja reads `new Date()` in
@@ -99,8 +104,8 @@ const tools = [{
       type: 'object',
       properties: {
         name: { type: 'string', description: 'The package name, e.g. "coreutils"' },
-        release: { type: 'string', enum: ['bookworm', 'trixie'] },
-        max_results: { type: 'integer', minimum: 1 },
+        release: { type: 'string', enum: ['bookworm', 'trixie'], description: 'The Debian release' },
+        max_results: { type: 'integer', minimum: 1, description: 'How many packages at most' },
       },
       required: ['name'],
     },
@@ -123,8 +128,9 @@ function addCase(templateName, name, variables) {
   const source = fs.readFileSync(path.join(templateDir, templateName + '.jinja'), 'utf8');
   const info = templates[templateName];
   // transformers' apply_chat_template always passes tools and documents (None when absent).
-  const all = { tools: null, documents: null, bos_token: info.bos_token, eos_token: info.eos_token,
-                ...variables };
+  // The Hermes tool-use template is only used with tools, so it gets a list even when empty.
+  const all = { tools: info.always_tools ? [] : null, documents: null, bos_token: info.bos_token,
+                eos_token: info.eos_token, ...variables };
   const entry = { name: `${templateName}/${name}`, template: templateName + '.jinja', variables: all,
                   clock_epoch_seconds: clockEpochSeconds };
   try {

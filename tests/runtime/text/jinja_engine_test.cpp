@@ -196,6 +196,7 @@ TEST_CASE("jinja: globals and undefined semantics") {
   CHECK(render("[{{ missing }}]{% for x in missing %}a{% endfor %}{{ missing | length }}{{ missing "
                "is iterable }}") == "[]0True");
   CHECK(render("{{ missing == missing }} {{ missing ~ 'x' }} {{ not missing }}") == "True x True");
+  CHECK(render("[{{ missing | trim }}|{{ missing | string }}|{{ missing | upper }}]") == "[||]");
   const JinjaError raised = error_of("line\n  {{ raise_exception('bad role') }}");
   CHECK(raised.kind() == JinjaError::Kind::raised);
   CHECK(raised.message() == "bad role");
