@@ -128,6 +128,12 @@ void check_adversarial(const std::string& name) {
     if (decoded != expected && ++decode_differences <= 5)
       FAIL_CHECK("decode differs for text " << i << ": " << json(decoded).dump() << " vs "
                                             << json(expected).dump());
+    if (!answers[i].contains("decoded_skipping_special")) continue;
+    const std::string skipping = tokenizer->decode(ids[i], true);
+    const std::string expected_skipping = answers[i]["decoded_skipping_special"].get<std::string>();
+    if (skipping != expected_skipping && ++decode_differences <= 5)
+      FAIL_CHECK("decode skipping special tokens differs for text "
+                 << i << ": " << json(skipping).dump() << " vs " << json(expected_skipping).dump());
   }
   CHECK(decode_differences == 0);
 }

@@ -11,7 +11,8 @@
 //   <name>.specials.json                    tiktoken only: {"name": id}
 //   <name>.dataset.jsonl                    per text: [ids]
 //   <name>.adversarial.jsonl                per text: {"ids", "ids_with_special",
-//                                           "ids_specials_as_text", "decoded"}
+//                                           "ids_specials_as_text", "decoded",
+//                                           "decoded_skipping_special" (tokenizer.json only)}
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -269,9 +270,10 @@ async function main() {
     const withSpecial = await encodeAll(tokenizer, adversarial, true);
     const specialsAsText = await encodeAll(plain, adversarial, false);
     const decoded = await tokenizer.decodeBatch(ids, false);
+    const decodedWithoutSpecial = await tokenizer.decodeBatch(ids, true);
     writeLines(`${name}.adversarial.jsonl`, adversarial.map((_, i) =>
       ({ids: ids[i], ids_with_special: withSpecial[i], ids_specials_as_text: specialsAsText[i],
-        decoded: decoded[i]})));
+        decoded: decoded[i], decoded_skipping_special: decodedWithoutSpecial[i]})));
   }
   for (const {name, encoding} of tiktokens) {
     writeLines(`${name}.dataset.jsonl`, dataset.map((t) => encoding.encode(t, 'all')));
