@@ -15,6 +15,7 @@ packages=(
   libpcre2-dev libutf8proc-dev
   jq gnuplot-nox
   iproute2
+  python3-jinja2
 )
 
 missing=()

@@ -1,17 +1,20 @@
 #!/bin/sh
 # Installs @huggingface/jinja (the Jinja implementation of transformers.js) into the build tree
 # and runs chat_template_oracle.js to render the real chat templates on the dataset's
-# conversations, for the chat template oracle test. Skips both when the answers are newer than
-# their inputs (this script, the node script, the templates, the dataset).
-# Usage: chat_template_oracle.sh SOURCE_DIR OUT_DIR
+# conversations, then chat_template_jinja2_oracle.py to render the same cases with Python's
+# jinja2 (the engine transformers runs), for the chat template oracle test. Skips all of it when
+# the answers are newer than their inputs (these scripts, the templates, the dataset).
+# Usage: chat_template_oracle.sh SOURCE_DIR OUT_DIR PYTHON
 set -eu
 source_dir=$1
 out_dir=$2
+python=$3
 here=$(cd "$(dirname "$0")" && pwd)
 package="@huggingface/jinja@0.5.13"
 
 stamp="$out_dir/oracle.stamp"
 inputs=$(cat "$here/chat_template_oracle.sh" "$here/chat_template_oracle.js" \
+  "$here/chat_template_jinja2_oracle.py" \
   "$here"/data/chat_templates/*.jinja "$source_dir"/data/sft/*.jsonl | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $package" ]; then
   echo "chat template oracle: up to date in $out_dir"
@@ -29,4 +32,5 @@ mkdir -p "$out_dir"
 rm -f "$stamp"
 npm install --prefix "$out_dir/npm" --no-audit --no-fund --no-save "$package"
 node "$here/chat_template_oracle.js" "$source_dir" "$out_dir/npm/node_modules" "$out_dir"
+"$python" "$here/chat_template_jinja2_oracle.py" "$here/data/chat_templates" "$out_dir"
 echo "$inputs $package" > "$stamp"

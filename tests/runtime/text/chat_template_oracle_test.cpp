@@ -1,8 +1,9 @@
 // Real chat templates (Qwen2-VL, Qwen2.5, Llama-3.1, Llama-3.2, Mistral-Nemo, Gemma-2, ChatML,
-// Hermes-3 tool use, DeepSeek-R1-Distill, Mixtral, Phi-3.5)
-// rendered by odbatch byte-equal to @huggingface/jinja on the dataset's conversations, with and
-// without system messages, multi-image content lists, tools, and add_generation_prompt both ways.
-// The cases and their expected texts come from chat_template_oracle.js (a CTest fixture).
+// Hermes-3 tool use, DeepSeek-R1-Distill, Mixtral, Phi-3.5) rendered by odbatch byte-equal to
+// @huggingface/jinja and to Python's jinja2 (set up as transformers sets it up) on the dataset's
+// conversations, with and without system messages, multi-image content lists, tools, and
+// add_generation_prompt both ways. The cases and both engines' answers come from a CTest fixture
+// (chat_template_oracle.js, then chat_template_jinja2_oracle.py).
 //
 // Deliberate differences from @huggingface/jinja, where odbatch follows Python's jinja2 as
 // transformers runs it: none of them occurs in these cases, each has an engine unit test instead.
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -47,16 +49,52 @@ std::string first_difference(const std::string& expected, const std::string& act
          "\n  actual:   " + around(actual);
 }
 
-TEST_CASE("chat templates: odbatch renders the real templates byte-equal to @huggingface/jinja") {
-  const Value root = Value::from_json(read_file(
-      std::filesystem::path(ODBATCH_CHAT_TEMPLATE_ORACLE_DIR) / "chat_template_cases.json"));
+// What one reference engine answered for a case: its text, or the message the template raised.
+struct Answer {
+  const std::string* text = nullptr;
+  const std::string* raised = nullptr;
+};
+
+Answer answer_of(const jinja::Dict& entry) {
+  Answer answer;
+  if (const Value* text = entry.find("expected")) answer.text = &text->as_string();
+  if (const Value* raised = entry.find("error")) answer.raised = &raised->as_string();
+  return answer;
+}
+
+// odbatch's rendering of one case agrees with a reference engine's answer.
+void check_agrees(const std::string& name, std::string_view engine, const Answer& answer,
+                  const std::optional<std::string>& text, const std::string& raised_message) {
+  if (answer.raised != nullptr) {
+    CHECK_MESSAGE(raised_message == *answer.raised, name << " (" << engine << ")");
+    return;
+  }
+  REQUIRE_MESSAGE(answer.text != nullptr, name << ": " << engine << " gave no answer");
+  if (!text.has_value()) {
+    FAIL_CHECK(name << ": raised '" << raised_message << "' where " << engine << " renders");
+    return;
+  }
+  CHECK_MESSAGE(*text == *answer.text,
+                name << " (" << engine << "): " << first_difference(*answer.text, *text));
+}
+
+TEST_CASE(
+    "chat templates: odbatch renders the real templates byte-equal to @huggingface/jinja "
+    "and to Python's jinja2") {
+  const std::filesystem::path oracle_dir = ODBATCH_CHAT_TEMPLATE_ORACLE_DIR;
+  const Value root = Value::from_json(read_file(oracle_dir / "chat_template_cases.json"));
+  const Value jinja2_root =
+      Value::from_json(read_file(oracle_dir / "chat_template_cases_jinja2.json"));
   const auto& cases = root.as_dict().find("cases")->as_list().items;
+  const auto& jinja2_cases = jinja2_root.as_dict().find("cases")->as_list().items;
+  REQUIRE(jinja2_cases.size() == cases.size());
   std::map<std::string, Template> templates;
   std::map<std::string, int> rendered_per_template;
   int raised = 0;
-  for (const Value& entry : cases) {
-    const jinja::Dict& c = entry.as_dict();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const jinja::Dict& c = cases[i].as_dict();
     const std::string& name = c.find("name")->as_string();
+    REQUIRE(jinja2_cases[i].as_dict().find("name")->as_string() == name);
     const std::string& file = c.find("template")->as_string();
     auto found = templates.find(file);
     if (found == templates.end())
@@ -70,29 +108,20 @@ TEST_CASE("chat templates: odbatch renders the real templates byte-equal to @hug
     options.clock = [seconds] {
       return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
     };
-    const jinja::Dict& variables = c.find("variables")->as_dict();
-    if (const Value* expected_error = c.find("error")) {
-      std::string message = "no exception";
-      try {
-        found->second.render(variables, options);
-      } catch (const JinjaError& e) {
-        CHECK_MESSAGE(e.kind() == JinjaError::Kind::raised, name << ": " << e.what());
-        message = e.message();
-      }
-      CHECK_MESSAGE(message == expected_error->as_string(), name);
-      ++raised;
-      continue;
-    }
-    const std::string& expected = c.find("expected")->as_string();
-    std::string actual;
+    std::optional<std::string> text;
+    std::string raised_message = "no exception";
     try {
-      actual = found->second.render(variables, options).text;
+      text = found->second.render(c.find("variables")->as_dict(), options).text;
     } catch (const JinjaError& e) {
-      FAIL_CHECK(name << ": " << e.what());
-      continue;
+      CHECK_MESSAGE(e.kind() == JinjaError::Kind::raised, name << ": " << e.what());
+      raised_message = e.message();
     }
-    CHECK_MESSAGE(actual == expected, name << ": " << first_difference(expected, actual));
-    ++rendered_per_template[file];
+    check_agrees(name, "@huggingface/jinja", answer_of(c), text, raised_message);
+    check_agrees(name, "jinja2", answer_of(jinja2_cases[i].as_dict()), text, raised_message);
+    if (text.has_value())
+      ++rendered_per_template[file];
+    else
+      ++raised;
   }
   MESSAGE(cases.size() << " cases, " << raised << " raise an exception");
   // Every template is exercised on dozens of conversations.
