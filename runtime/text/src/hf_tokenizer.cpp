@@ -488,7 +488,7 @@ struct PairKeyHash {
 
 class HfBpeTokenizer final : public TextTokenizer {
  public:
-  HfBpeTokenizer(const json& root);
+  explicit HfBpeTokenizer(const json& root);
 
   void encode_into(std::string_view text, const TextEncodeOptions& options,
                    std::vector<TokenId>& ids) const override;
