@@ -489,6 +489,7 @@ class Parser {
   }
 
   StmtPtr parse_statement(const Token& keyword) {
+    const NestingGuard guard(*this);
     const std::string& name = keyword.text;
     const Location at = keyword.location;
     if (name == "if") return parse_if(at);
@@ -827,6 +828,7 @@ class Parser {
   }
 
   ExprPtr parse_unary(bool with_filter) {
+    const NestingGuard guard(*this);
     ExprPtr node;
     if (at_op("-") || at_op("+")) {
       const Token op = next();
@@ -1064,9 +1066,25 @@ class Parser {
     }
   }
 
+  // Bounds the parser's (and so the renderer's) recursion: deeper nesting than any real template
+  // has is an error rather than a stack overflow.
+  struct NestingGuard {
+    explicit NestingGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.nesting_ > kMaxNesting)
+        syntax_error(parser_.current().location,
+                     "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+    }
+    ~NestingGuard() { --parser_.nesting_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+    Parser& parser_;
+  };
+  static constexpr int kMaxNesting = 200;
+
   std::vector<Token> tokens_;
   std::size_t index_ = 0;
   int loop_depth_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace

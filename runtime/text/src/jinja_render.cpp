@@ -563,6 +563,12 @@ class Renderer {
       if (args.positional.size() > parameters.size())
         fail(call_location_, "macro '" + name + "' takes not more than " +
                                  std::to_string(parameters.size()) + " argument(s)");
+      // A macro calling itself without end would overflow the stack; jinja2 stops at Python's
+      // recursion limit.
+      if (macro_depth_ >= kMaxMacroDepth)
+        fail(call_location_, "macro '" + name + "' nested more than " +
+                                 std::to_string(kMaxMacroDepth) + " calls deep");
+      ++macro_depth_;
       auto saved = frame_;
       frame_ = std::make_shared<Frame>(Frame{{}, closure});
       for (std::size_t i = 0; i < parameters.size(); ++i) {
@@ -589,6 +595,7 @@ class Renderer {
       }
       std::string rendered = capture(stmt.body);
       frame_ = saved;
+      --macro_depth_;
       return Value(std::move(rendered));
     });
   }
@@ -964,6 +971,8 @@ class Renderer {
   RenderResult* root_ = nullptr;
   std::string* out_ = nullptr;
   Location call_location_;
+  int macro_depth_ = 0;
+  static constexpr int kMaxMacroDepth = 200;
 };
 
 namespace {

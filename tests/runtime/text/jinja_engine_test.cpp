@@ -229,6 +229,10 @@ TEST_CASE("jinja: errors name the construct and its line:column") {
   check_error("{{ 'a'.nosuch() }}", JinjaError::Kind::render, 1, 14, "has no attribute 'nosuch'");
   check_error("{% set x = 1 %}{% set x.a = 2 %}", JinjaError::Kind::render, 1, 19, "non-namespace");
   check_error("{{ 1 // 0 }}", JinjaError::Kind::render, 1, 6, "division or modulo by zero");
+  check_error("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", JinjaError::Kind::render, 1, 20,
+              "nested more than 200 calls deep");
+  check_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}",
+              JinjaError::Kind::syntax, 1, 204, "nested more than 200 levels deep");
   check_error("{{ 9223372036854775807 + 1 }}", JinjaError::Kind::render, 1, 24, "integer overflow");
   check_error("{{ 2 ** 64 }}", JinjaError::Kind::render, 1, 6, "integer overflow");
   check_error("{{ x | tojson }}", JinjaError::Kind::render, 1, 8, "'x' is undefined");
