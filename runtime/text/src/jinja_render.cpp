@@ -260,6 +260,13 @@ class Renderer {
       : variables_(variables), options_(options) {
     install_globals();
   }
+  // A macro holds the frame it was defined in, and that frame holds the macro: clearing the
+  // frames macros captured breaks those cycles so nothing outlives the render.
+  ~Renderer() {
+    for (const auto& frame : macro_frames_) frame->variables = Dict();
+  }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   RenderResult run(const Body& body) {
     RenderResult result;
@@ -558,6 +565,7 @@ class Renderer {
   Value make_macro(const Stmt& stmt) {
     const std::string name = stmt.type == Stmt::Type::macro ? stmt.targets[0] : "caller";
     std::shared_ptr<Frame> closure = frame_;
+    macro_frames_.push_back(closure);
     return Value::callable(name, [this, &stmt, closure, name](CallArguments& args) {
       const auto& parameters = stmt.parameters;
       if (args.positional.size() > parameters.size())
@@ -973,6 +981,7 @@ class Renderer {
   Location call_location_;
   int macro_depth_ = 0;
   static constexpr int kMaxMacroDepth = 200;
+  std::vector<std::shared_ptr<Frame>> macro_frames_;
 };
 
 namespace {
