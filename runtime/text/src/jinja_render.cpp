@@ -257,9 +257,7 @@ std::vector<Value> dict_items(const Dict& dict) {
 class Renderer {
  public:
   Renderer(const Dict& variables, const RenderOptions& options)
-      : variables_(variables), options_(options) {
-    install_globals();
-  }
+      : variables_(variables), options_(options) {}
   // A macro holds the frame it was defined in, and that frame holds the macro: clearing the
   // frames macros captured breaks those cycles so nothing outlives the render.
   ~Renderer() {
@@ -533,6 +531,7 @@ class Renderer {
     for (std::int64_t i = 0; i < n; ++i) {
       auto scope = push_frame();
       Dict loop;
+      loop.reserve(12);
       loop.set("index", Value(i + 1));
       loop.set("index0", Value(i));
       loop.set("revindex", Value(n - i));
@@ -610,11 +609,11 @@ class Renderer {
 
   // ---- expressions ----
 
-  Value lookup(const std::string& name) const {
+  Value lookup(const std::string& name) {
     for (const Frame* frame = frame_.get(); frame != nullptr; frame = frame->parent.get())
       if (const Value* found = frame->variables.find(name)) return *found;
     if (const Value* found = variables_.find(name)) return *found;
-    if (const Value* found = globals_.find(name)) return *found;
+    if (const Value* found = global(name)) return *found;
     return Value::undefined("'" + name + "' is undefined");
   }
 
@@ -970,7 +969,8 @@ class Renderer {
   Value call_method(const Location& at, const Value& object, const std::string& name,
                     CallArguments& args);
 
-  void install_globals();
+  // The builtin globals, made on first use: most renders call none or one of them.
+  const Value* global(const std::string& name);
 
   const Dict& variables_;
   const RenderOptions& options_;
@@ -1194,61 +1194,70 @@ Value Renderer::call_method(const Location& at, const Value& object, const std::
   return Value(std::move(out));
 }
 
-void Renderer::install_globals() {
-  globals_.set("raise_exception",
-               Value::callable("raise_exception", [this](CallArguments& args) -> Value {
-                 const std::string message =
-                     args.positional.empty() ? std::string() : str(args.positional[0]);
-                 throw JinjaError(JinjaError::Kind::raised, message, call_location_.line,
-                                  call_location_.column);
-               }));
-  globals_.set("namespace", Value::callable("namespace", [this](CallArguments& args) {
-                 Dict attributes;
-                 for (const auto& positional : args.positional) {
-                   if (!positional.is_dict())
-                     fail(call_location_, "namespace() takes a dict or keyword arguments");
-                   for (const auto& [key, value] : positional.as_dict().entries())
-                     attributes.set(key, value);
-                 }
-                 for (auto& [key, value] : args.keyword) attributes.set(key, value);
-                 return Value::new_namespace(std::move(attributes));
-               }));
-  globals_.set("dict", Value::callable("dict", [this](CallArguments& args) {
-                 if (!args.positional.empty())
-                   fail(call_location_, "dict() takes keyword arguments only");
-                 Dict dict;
-                 for (auto& [key, value] : args.keyword) dict.set(key, value);
-                 return Value(std::move(dict));
-               }));
-  globals_.set("range", Value::callable("range", [this](CallArguments& call_args) {
-                 Arguments args(*this, call_location_, "range", call_args, {"a", "b", "step"});
-                 if (!args.has(0)) fail(call_location_, "range expected at least 1 argument");
-                 const std::int64_t start = args.has(1) ? args.integer(0) : 0;
-                 const std::int64_t stop = args.has(1) ? args.integer(1) : args.integer(0);
-                 const std::int64_t step = args.has(2) ? args.integer(2) : 1;
-                 if (step == 0) fail(call_location_, "range() arg 3 must not be zero");
-                 std::vector<Value> items;
-                 for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-                   // jinja2's sandbox refuses ranges over 100000 items.
-                   if (items.size() >= 100000)
-                     fail(call_location_, "range too big, the sandbox allows 100000 items");
-                   items.emplace_back(i);
-                 }
-                 return Value(std::move(items));
-               }));
-  globals_.set("strftime_now", Value::callable("strftime_now", [this](CallArguments& call_args) {
-                 Arguments args(*this, call_location_, "strftime_now", call_args, {"format"});
-                 if (!args.has(0)) fail(call_location_, "strftime_now needs a format");
-                 const std::string format = args.string(0);
-                 const std::time_t now = std::chrono::system_clock::to_time_t(options_.clock());
-                 std::tm utc{};
-                 gmtime_r(&now, &utc);
-                 char buffer[512];
-                 const std::size_t n = std::strftime(buffer, sizeof buffer, format.c_str(), &utc);
-                 if (n == 0 && !format.empty())
-                   fail(call_location_, "strftime_now: format too long or empty result");
-                 return Value(std::string(buffer, n));
-               }));
+const Value* Renderer::global(const std::string& name) {
+  if (const Value* made = globals_.find(name)) return made;
+  if (name == "raise_exception")
+    globals_.set("raise_exception",
+                 Value::callable("raise_exception", [this](CallArguments& args) -> Value {
+                   const std::string message =
+                       args.positional.empty() ? std::string() : str(args.positional[0]);
+                   throw JinjaError(JinjaError::Kind::raised, message, call_location_.line,
+                                    call_location_.column);
+                 }));
+  else if (name == "namespace")
+    globals_.set("namespace", Value::callable("namespace", [this](CallArguments& args) {
+                   Dict attributes;
+                   for (const auto& positional : args.positional) {
+                     if (!positional.is_dict())
+                       fail(call_location_, "namespace() takes a dict or keyword arguments");
+                     for (const auto& [key, value] : positional.as_dict().entries())
+                       attributes.set(key, value);
+                   }
+                   for (auto& [key, value] : args.keyword) attributes.set(key, value);
+                   return Value::new_namespace(std::move(attributes));
+                 }));
+  else if (name == "dict")
+    globals_.set("dict", Value::callable("dict", [this](CallArguments& args) {
+                   if (!args.positional.empty())
+                     fail(call_location_, "dict() takes keyword arguments only");
+                   Dict dict;
+                   for (auto& [key, value] : args.keyword) dict.set(key, value);
+                   return Value(std::move(dict));
+                 }));
+  else if (name == "range")
+    globals_.set("range", Value::callable("range", [this](CallArguments& call_args) {
+                   Arguments args(*this, call_location_, "range", call_args, {"a", "b", "step"});
+                   if (!args.has(0)) fail(call_location_, "range expected at least 1 argument");
+                   const std::int64_t start = args.has(1) ? args.integer(0) : 0;
+                   const std::int64_t stop = args.has(1) ? args.integer(1) : args.integer(0);
+                   const std::int64_t step = args.has(2) ? args.integer(2) : 1;
+                   if (step == 0) fail(call_location_, "range() arg 3 must not be zero");
+                   std::vector<Value> items;
+                   for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+                     // jinja2's sandbox refuses ranges over 100000 items.
+                     if (items.size() >= 100000)
+                       fail(call_location_, "range too big, the sandbox allows 100000 items");
+                     items.emplace_back(i);
+                   }
+                   return Value(std::move(items));
+                 }));
+  else if (name == "strftime_now")
+    globals_.set("strftime_now", Value::callable("strftime_now", [this](CallArguments& call_args) {
+                   Arguments args(*this, call_location_, "strftime_now", call_args, {"format"});
+                   if (!args.has(0)) fail(call_location_, "strftime_now needs a format");
+                   const std::string format = args.string(0);
+                   const std::time_t now = std::chrono::system_clock::to_time_t(options_.clock());
+                   std::tm utc{};
+                   gmtime_r(&now, &utc);
+                   char buffer[512];
+                   const std::size_t n = std::strftime(buffer, sizeof buffer, format.c_str(), &utc);
+                   if (n == 0 && !format.empty())
+                     fail(call_location_, "strftime_now: format too long or empty result");
+                   return Value(std::string(buffer, n));
+                 }));
+  else
+    return nullptr;
+  return globals_.find(name);
 }
 
 // ---- filters ----

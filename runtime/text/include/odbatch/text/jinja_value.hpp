@@ -23,6 +23,7 @@ class Dict {
   Value* find(std::string_view key);
   // Replaces an existing key's value in place (keeping its position) or appends the key.
   void set(std::string key, Value value);
+  void reserve(std::size_t entries);
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
   std::size_t size() const;
 
@@ -137,6 +138,9 @@ class Value {
 
 inline std::size_t Dict::size() const {
   return entries_.size();
+}
+inline void Dict::reserve(std::size_t entries) {
+  entries_.reserve(entries);
 }
 
 // Python's str(value) as jinja2 prints it: none is "None", booleans "True"/"False", floats in
