@@ -1653,6 +1653,23 @@ Value filter_indent(Renderer& r, const Location& at, Value& v, CallArguments& ca
   return Value(std::move(out));
 }
 
+// jinja2 counts matches of Python's \\w+: runs of letters, numbers and underscores.
+Value filter_wordcount(Renderer& r, const Location& at, Value& v, CallArguments& call_args) {
+  Arguments(r, at, "wordcount", call_args, {});
+  const std::string text = r.str(v);
+  std::int64_t words = 0;
+  bool in_word = false;
+  for (const auto cp : code_points(text)) {
+    const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(decode(cp)));
+    const bool word_char = cp == "_" ||
+                           (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_LO) ||
+                           (category >= UTF8PROC_CATEGORY_ND && category <= UTF8PROC_CATEGORY_NO);
+    if (word_char && !in_word) ++words;
+    in_word = word_char;
+  }
+  return Value(words);
+}
+
 Value filter_safe(Renderer& r, const Location& at, Value& v, CallArguments& call_args) {
   Arguments(r, at, "safe", call_args, {});
   return v;
@@ -1828,6 +1845,7 @@ FilterFunction find_filter(std::string_view name) {
       {"safe", filter_safe},
       {"escape", filter_escape},
       {"e", filter_escape},
+      {"wordcount", filter_wordcount},
   };
   const auto found = filters.find(name);
   return found == filters.end() ? nullptr : found->second;

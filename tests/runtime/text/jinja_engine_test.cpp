@@ -157,6 +157,7 @@ TEST_CASE("jinja: filters") {
   CHECK(render("{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}") ==
         "a\n  b\n\n  c|  a\n  b");
   CHECK(render("{{ '<a & \"b\">' | escape }} {{ 'x' | safe }}") == "&lt;a &amp; &#34;b&#34;&gt; x");
+  CHECK(render("{{ 'Hello, wörld! foo_bar 42 日本語 ½' | wordcount }}") == "6");
 }
 
 TEST_CASE("jinja: tests") {
