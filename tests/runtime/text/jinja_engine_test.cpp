@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "odbatch/text/jinja_template.hpp"
 
@@ -202,6 +204,25 @@ TEST_CASE("jinja: globals and undefined semantics") {
   CHECK(raised.kind() == JinjaError::Kind::raised);
   CHECK(raised.message() == "bad role");
   CHECK(raised.line() == 2);
+}
+
+TEST_CASE("jinja: one parsed template renders from several threads at once") {
+  const Template chat_template(
+      "{% macro turn(m) %}<{{ m.role }}>{{ m.content | trim }}{% endmacro %}"
+      "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
+      "{{ turn(m) }}{% endfor %}{{ ns.n }}");
+  const Value variables = Value::from_json(
+      R"({"messages": [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "yo"}]})");
+  const std::string expected = "<user>hi<assistant>yo2";
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < mismatches.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i)
+        if (chat_template.render(variables.as_dict()).text != expected) ++mismatches[t];
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(mismatches == std::vector<int>(4, 0));
 }
 
 TEST_CASE("jinja: errors name the construct and its line:column") {
