@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -38,7 +39,11 @@ Value from_json_node(const nlohmann::ordered_json& node) {
     case nlohmann::ordered_json::value_t::boolean:
       return Value(node.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer:
+      return Value(node.get<std::int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned:
+      if (node.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        throw std::invalid_argument("JSON integer beyond 64 bits: " + node.dump());
       return Value(node.get<std::int64_t>());
     case nlohmann::ordered_json::value_t::number_float:
       return Value(node.get<double>());

@@ -3,6 +3,7 @@
 // what Python's jinja2 (trim_blocks, lstrip_blocks) renders.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,6 +205,14 @@ TEST_CASE("jinja: globals and undefined semantics") {
   CHECK(raised.kind() == JinjaError::Kind::raised);
   CHECK(raised.message() == "bad role");
   CHECK(raised.line() == 2);
+}
+
+TEST_CASE("jinja: values from JSON keep key order and refuse what they cannot hold") {
+  const Value v = Value::from_json(R"({"b": 1, "a": [true, null, 2.5, "x"], "c": {}})");
+  CHECK(jinja::to_json(v) == R"({"b": 1, "a": [true, null, 2.5, "x"], "c": {}})");
+  CHECK(jinja::to_python_repr(v) == "{'b': 1, 'a': [True, None, 2.5, 'x'], 'c': {}}");
+  CHECK_THROWS_AS(Value::from_json("[18446744073709551615]"), std::invalid_argument);
+  CHECK_THROWS_AS(Value::from_json("{"), std::invalid_argument);
 }
 
 TEST_CASE("jinja: one parsed template renders from several threads at once") {
