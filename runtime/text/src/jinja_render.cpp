@@ -989,20 +989,20 @@ namespace {
 // Binds a call's arguments to a builtin's parameter names, Python-style.
 class Arguments {
  public:
-  Arguments(Renderer& renderer, const Location& at, std::string_view what, CallArguments& args,
+  Arguments(Renderer& renderer, const Location& at, std::string what, CallArguments& args,
             std::initializer_list<std::string_view> names)
-      : renderer_(renderer), at_(at), what_(what), names_(names), values_(names.size()) {
+      : renderer_(renderer), at_(at), what_(std::move(what)), names_(names), values_(names.size()) {
     if (args.positional.size() > names_.size())
-      renderer.fail(at, std::string(what) + " takes at most " + std::to_string(names_.size()) +
+      renderer.fail(at, what_ + " takes at most " + std::to_string(names_.size()) +
                             " argument(s), got " + std::to_string(args.positional.size()));
     for (std::size_t i = 0; i < args.positional.size(); ++i) values_[i] = &args.positional[i];
     for (auto& [key, value] : args.keyword) {
       const auto found = std::find(names_.begin(), names_.end(), key);
       if (found == names_.end())
-        renderer.fail(at, std::string(what) + " got an unexpected keyword argument '" + key + "'");
+        renderer.fail(at, what_ + " got an unexpected keyword argument '" + key + "'");
       const auto index = static_cast<std::size_t>(found - names_.begin());
       if (values_[index] != nullptr)
-        renderer.fail(at, std::string(what) + " got multiple values for argument '" + key + "'");
+        renderer.fail(at, what_ + " got multiple values for argument '" + key + "'");
       values_[index] = &value;
     }
   }
@@ -1012,14 +1012,14 @@ class Arguments {
   std::string string(std::size_t i) const {
     const Value& v = get(i);
     if (!v.is_string())
-      renderer_.fail(at_, std::string(what_) + ": argument '" + std::string(names_[i]) +
+      renderer_.fail(at_, what_ + ": argument '" + std::string(names_[i]) +
                               "' must be a string, not " + v.type_name());
     return v.as_string();
   }
   std::int64_t integer(std::size_t i) const {
     const Value& v = get(i);
     if (!v.is_int() && !v.is_bool())
-      renderer_.fail(at_, std::string(what_) + ": argument '" + std::string(names_[i]) +
+      renderer_.fail(at_, what_ + ": argument '" + std::string(names_[i]) +
                               "' must be an integer, not " + v.type_name());
     return v.is_bool() ? std::int64_t{v.as_bool()} : v.as_int();
   }
@@ -1027,7 +1027,7 @@ class Arguments {
  private:
   Renderer& renderer_;
   Location at_;
-  std::string_view what_;
+  std::string what_;
   std::vector<std::string_view> names_;
   std::vector<const Value*> values_;
 };
@@ -1107,8 +1107,7 @@ Value Renderer::call_method(const Location& at, const Value& object, const std::
       return Value(dict_items(dict));
     }
     if (name == "keys" || name == "values") {
-      Arguments(*this, at, "dict." + name == "dict.keys" ? "dict.keys" : "dict.values", call_args,
-                {});
+      Arguments(*this, at, "dict." + name, call_args, {});
       std::vector<Value> out;
       for (const auto& [key, value] : dict.entries())
         out.push_back(name == "keys" ? Value(key) : value);
@@ -1122,8 +1121,7 @@ Value Renderer::call_method(const Location& at, const Value& object, const std::
   }
   const std::string& s = object.as_string();
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
-    Arguments args(*this, at, "str." + name == "str.strip" ? "str.strip" : "str.lstrip/rstrip",
-                   call_args, {"chars"});
+    Arguments args(*this, at, "str." + name, call_args, {"chars"});
     const Value chars = args.get_or(0, Value::none());
     std::string chars_text;
     if (!chars.is_none()) chars_text = require_string(*this, at, chars, "str." + name);

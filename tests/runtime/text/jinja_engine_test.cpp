@@ -259,6 +259,12 @@ TEST_CASE("jinja: errors name the construct and its line:column") {
   check_error("{{ nosuch() }}", JinjaError::Kind::render, 1, 10, "'nosuch' is undefined");
   check_error("{{ 'a'.nosuch() }}", JinjaError::Kind::render, 1, 14, "has no attribute 'nosuch'");
   check_error("{% set x = 1 %}{% set x.a = 2 %}", JinjaError::Kind::render, 1, 19, "non-namespace");
+  check_error("{{ 'a' | trim(1, 2) }}", JinjaError::Kind::render, 1, 10,
+              "trim takes at most 1 argument(s), got 2");
+  check_error("{{ [] | tojson(foo=1) }}", JinjaError::Kind::render, 1, 9,
+              "tojson got an unexpected keyword argument 'foo'");
+  check_error("{{ 'a'.strip('x', 'y') }}", JinjaError::Kind::render, 1, 13,
+              "str.strip takes at most 1 argument(s), got 2");
   check_error("{{ 1 // 0 }}", JinjaError::Kind::render, 1, 6, "division or modulo by zero");
   check_error("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", JinjaError::Kind::render, 1, 20,
               "nested more than 200 calls deep");
