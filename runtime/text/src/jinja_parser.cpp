@@ -85,6 +85,8 @@ class Lexer {
         if (end == std::string::npos) syntax_error(location_of(tag), "unterminated comment");
         pos_ = end + 2;
         finish_tag(source_[end - 1] == '-' && end - 1 >= tag + 3, source_[end - 1] == '+', true);
+      } else if (kind == '%' && lex_raw(tag)) {
+        // {% raw %}...{% endraw %} became text.
       } else {
         lex_tag(tag, kind);
       }
@@ -149,6 +151,61 @@ class Lexer {
     } else if (is_block && !keep && pos_ < source_.size() && source_[pos_] == '\n') {
       ++pos_;
     }
+  }
+
+  // The name `word` at p after optional blanks: the offset after it, or npos.
+  std::size_t keyword_at(std::size_t p, std::string_view word) const {
+    while (p < source_.size() && is_space(source_[p])) ++p;
+    if (source_.compare(p, word.size(), word) != 0) return std::string::npos;
+    p += word.size();
+    if (p < source_.size() &&
+        (std::isalnum(static_cast<unsigned char>(source_[p])) || source_[p] == '_'))
+      return std::string::npos;
+    while (p < source_.size() && is_space(source_[p])) ++p;
+    return p;
+  }
+
+  // {% raw %}: everything up to {% endraw %} is text, with the tags' whitespace control. Returns
+  // false (consuming nothing) when the block tag at `tag` is not `raw`.
+  bool lex_raw(std::size_t tag) {
+    std::size_t p = keyword_at(pos_, "raw");
+    if (p == std::string::npos) return false;
+    if (source_.compare(p, 3, "-%}") == 0) {
+      p += 3;
+      while (p < source_.size() && is_space(source_[p])) ++p;
+    } else if (source_.compare(p, 2, "%}") == 0) {
+      p += 2;
+    } else {
+      syntax_error(location_of(p), "expected '%}' after 'raw'");
+    }
+    for (std::size_t end = source_.find("{%", p); end != std::string::npos;
+         end = source_.find("{%", end + 2)) {
+      std::size_t q = end + 2;
+      const char sign =
+          q < source_.size() && (source_[q] == '-' || source_[q] == '+') ? source_[q] : '\0';
+      if (sign != '\0') ++q;
+      q = keyword_at(q, "endraw");
+      if (q == std::string::npos) continue;
+      const char close_sign =
+          q < source_.size() && (source_[q] == '-' || source_[q] == '+') ? source_[q] : '\0';
+      if (close_sign != '\0') ++q;
+      if (source_.compare(q, 2, "%}") != 0)
+        syntax_error(location_of(q), "expected '%}' after 'endraw'");
+      std::string text = source_.substr(p, end - p);
+      if (sign == '-') {
+        while (!text.empty() && is_space(text.back())) text.pop_back();
+      } else if (sign != '+') {
+        const std::size_t line_start =
+            text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+        if (line_start > 0 && text.find_first_not_of(" \t\v\f\r", line_start) == std::string::npos)
+          text.resize(line_start);
+      }
+      emit_text(std::move(text), location_of(p));
+      pos_ = q + 2;
+      finish_tag(close_sign == '-', close_sign == '+', true);
+      return true;
+    }
+    syntax_error(location_of(tag), "'raw' is never closed (expected 'endraw')");
   }
 
   void lex_tag(std::size_t tag, char kind) {

@@ -113,6 +113,9 @@ TEST_CASE("jinja: set, namespace, block set, macros, call, filter blocks, genera
       render("{% macro wrap() %}[{{ caller() }}]{% endmacro %}{% call wrap() %}in{% endcall %}") ==
       "[in]");
   CHECK(render("{% filter upper %}abc{{ 'd' }}{% endfilter %}") == "ABCD");
+  CHECK(render("a\n  {% raw %}\n  {{ x }} {% if %}\n  {% endraw %}\nb") ==
+        "a\n\n  {{ x }} {% if %}\nb");
+  CHECK(render("a {%- raw -%}  {{ x }}  {%- endraw -%}  b") == "a{{ x }}b");
   const auto result =
       Template("a{% generation %}bc{% endgeneration %}d{% generation %}e{% endgeneration %}")
           .render({});
@@ -253,6 +256,7 @@ TEST_CASE("jinja: errors name the construct and its line:column") {
   check_error("\n\n  {% endfor %}", JinjaError::Kind::syntax, 3, 6, "unexpected 'endfor'");
   check_error("{{ 'abc }}", JinjaError::Kind::syntax, 1, 4, "unterminated string");
   check_error("{{ 1 + }}", JinjaError::Kind::syntax, 1, 8, "unexpected end of expression");
+  check_error("{% raw %}x", JinjaError::Kind::syntax, 1, 1, "'raw' is never closed");
   check_error("{% break %}", JinjaError::Kind::syntax, 1, 4, "'break' outside of a for loop");
   check_error("{{ x.y }}", JinjaError::Kind::render, 1, 5, "'x' is undefined");
   check_error("{{ 'a' + 1 }}", JinjaError::Kind::render, 1, 8, "can only concatenate str");
