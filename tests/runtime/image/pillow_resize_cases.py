@@ -73,7 +73,9 @@ def main():
                     path.relative_to(image_dir), mode, image.width, image.height,
                     decoded_crc, width, height, zlib.crc32(resized.tobytes()),
                     zlib.crc32(resized.convert("RGB").tobytes()))))
-    pathlib.Path(sys.argv[2]).write_text("\n".join(lines) + "\n")
+    out = pathlib.Path(sys.argv[2])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
     print(f"{len(lines)} cases from {image_dir}")
 
 
