@@ -10,27 +10,18 @@ source_dir=$1
 out_dir=$2
 python=$3
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../support/npm_oracle.sh"
 package="@huggingface/jinja@0.5.13"
 
 stamp="$out_dir/oracle.stamp"
 inputs=$(cat "$here/chat_template_oracle.sh" "$here/chat_template_oracle.js" \
   "$here/chat_template_jinja2_oracle.py" \
   "$here"/data/chat_templates/*.jinja "$source_dir"/data/sft/*.jsonl | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $package" ]; then
+if oracle_is_current "$stamp" "$inputs $package"; then
   echo "chat template oracle: up to date in $out_dir"
   exit 0
 fi
-
-for tool in node npm; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "chat template oracle: '$tool' not found; the chat template oracle test needs Node.js" \
-      "and npm (Debian: apt-get install nodejs npm) and access to the npm registry" >&2
-    exit 1
-  fi
-done
-mkdir -p "$out_dir"
-rm -f "$stamp"
-npm install --prefix "$out_dir/npm" --no-audit --no-fund --no-save "$package"
+npm_install_oracle "chat template oracle" "$out_dir" "$stamp" "$package"
 node "$here/chat_template_oracle.js" "$source_dir" "$out_dir/npm/node_modules" "$out_dir"
 "$python" "$here/chat_template_jinja2_oracle.py" "$here/data/chat_templates" "$out_dir"
 echo "$inputs $package" > "$stamp"

@@ -7,6 +7,7 @@ set -eu
 source_dir=$1
 out_dir=$2
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../../support/npm_oracle.sh"
 # The versions the answers come from: tokenizers 0.23.2 bundles its linux-x64 native binding
 # (0.13.3 needs a platform package that is not published); js-tiktoken ships the real ranks.
 packages="tokenizers@0.23.2 js-tiktoken@1.0.21"
@@ -14,21 +15,11 @@ packages="tokenizers@0.23.2 js-tiktoken@1.0.21"
 stamp="$out_dir/oracles.stamp"
 inputs=$(cat "$here/tokenizer_oracles.sh" "$here/tokenizer_oracles.js" "$source_dir"/data/sft/*.jsonl |
   sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs $packages" ]; then
+if oracle_is_current "$stamp" "$inputs $packages"; then
   echo "tokenizer oracles: up to date in $out_dir"
   exit 0
 fi
-
-for tool in node npm; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "tokenizer oracles: '$tool' not found; the tokenizer oracle tests need Node.js and npm" \
-      "(Debian: apt-get install nodejs npm) and access to the npm registry" >&2
-    exit 1
-  fi
-done
-mkdir -p "$out_dir"
-rm -f "$stamp"
-npm install --prefix "$out_dir/npm" --no-audit --no-fund --no-save $packages
+npm_install_oracle "tokenizer oracles" "$out_dir" "$stamp" $packages
 node "$here/tokenizer_oracles.js" "$out_dir/npm" "$source_dir" "$out_dir"
 rm -f "$out_dir/train.txt"
 echo "$inputs $packages" > "$stamp"
