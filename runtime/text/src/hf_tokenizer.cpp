@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -174,6 +175,80 @@ class Normalizer {
 
  private:
   std::vector<utf8proc_option_t> forms_;
+};
+
+// Maps ranges of a normalized text back to the text it came from. The normal forms (NFC, NFD,
+// NFKC, NFKD) of a text are the concatenation of those of its chunks that each begin at an ASCII
+// character, since ASCII characters are starters that nothing composes with or reorders across.
+// So each chunk is normalized alone: a range within an unchanged chunk maps back exactly, and
+// one touching a changed chunk takes that chunk's whole original range.
+class NormalizationMap {
+ public:
+  // `normalized` is the normal form of `original`, which begins at `base` in the encoded text.
+  NormalizationMap(const Normalizer& normalizer, std::string_view original,
+                   std::string_view normalized, std::size_t base)
+      : end_(base + original.size()) {
+    std::string storage;
+    std::size_t normalized_at = 0;
+    for (std::size_t begin = 0; begin < original.size();) {
+      std::size_t end = begin + 1;
+      while (end < original.size() && static_cast<unsigned char>(original[end]) >= 0x80) ++end;
+      const std::string_view chunk = original.substr(begin, end - begin);
+      const std::string_view chunk_normalized = normalizer.apply(chunk, storage);
+      if (normalized.substr(normalized_at, chunk_normalized.size()) != chunk_normalized) {
+        // Not the concatenation after all: the whole text is one changed chunk.
+        chunks_.assign(1, Chunk{0, base, end_, true});
+        return;
+      }
+      const bool changed = chunk_normalized != chunk;
+      if (!changed && !chunks_.empty() && !chunks_.back().changed)
+        chunks_.back().original_end = base + end;
+      else
+        chunks_.push_back({normalized_at, base + begin, base + end, changed});
+      normalized_at += chunk_normalized.size();
+      begin = end;
+    }
+    if (normalized_at != normalized.size()) chunks_.assign(1, Chunk{0, base, end_, true});
+  }
+
+  // Turns ranges in the normalized text into ranges in the encoded text.
+  void map_back(std::span<TokenOffsets> offsets) const {
+    for (TokenOffsets& range : offsets) {
+      const std::size_t begin = original_begin(range.begin);
+      const std::size_t end = range.end == range.begin ? begin : original_end(range.end);
+      range = {static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end)};
+    }
+  }
+
+ private:
+  struct Chunk {
+    std::size_t normalized_begin;
+    std::size_t original_begin;
+    std::size_t original_end;
+    bool changed;
+  };
+
+  // The chunk that holds the normalized text's byte `at`.
+  const Chunk& chunk_at(std::size_t at) const {
+    const auto after = std::upper_bound(
+        chunks_.begin(), chunks_.end(), at,
+        [](std::size_t position, const Chunk& chunk) { return position < chunk.normalized_begin; });
+    return *(after - 1);
+  }
+  std::size_t original_begin(std::size_t at) const {
+    if (chunks_.empty()) return end_;
+    const Chunk& chunk = chunk_at(at);
+    if (chunk.changed) return chunk.original_begin;
+    return std::min(chunk.original_begin + (at - chunk.normalized_begin), end_);
+  }
+  std::size_t original_end(std::size_t at) const {
+    const Chunk& chunk = chunk_at(at - 1);
+    if (chunk.changed) return chunk.original_end;
+    return chunk.original_begin + (at - chunk.normalized_begin);
+  }
+
+  std::vector<Chunk> chunks_;
+  std::size_t end_;
 };
 
 void parse_normalizer(const json& node, const std::string& path, Normalizer& normalizer) {
@@ -404,9 +479,26 @@ class AddedTokenMatcher {
   SplitRegex word_character_;
 };
 
-// The split of `text` at a regex's matches (or a literal's occurrences) under a behaviour, as
+// A part of the pre-tokenized text. `origin` is where its first byte lies in the text that
+// pre-tokenization began with, unless `prefixed`: then its first byte is the space that
+// ByteLevel's add_prefix_space inserted at `origin`, and the second byte lies there.
+struct Piece {
+  std::string_view text;
+  std::size_t origin = 0;
+  bool prefixed = false;
+
+  Piece part(std::size_t begin, std::size_t end) const {
+    if (prefixed && begin == 0) return {text.substr(0, end), origin, true};
+    return {text.substr(begin, end - begin), origin + begin - (prefixed ? 1 : 0), false};
+  }
+  // Where text[at] (or the end, at == text.size()) lies in the original text.
+  std::size_t origin_of(std::size_t at) const { return origin + at - (prefixed && at > 0 ? 1 : 0); }
+};
+
+// The split of `piece` at a regex's matches (or a literal's occurrences) under a behaviour, as
 // Hugging Face's Split pre-tokenizer cuts it; empty parts are dropped.
-void split_piece(const SplitStep& step, std::string_view text, std::vector<std::string_view>& out) {
+void split_piece(const SplitStep& step, const Piece& piece, std::vector<Piece>& out) {
+  const std::string_view text = piece.text;
   thread_local std::vector<MatchSpan> matches;
   matches.clear();
   if (step.regex) {
@@ -471,7 +563,7 @@ void split_piece(const SplitStep& step, std::string_view text, std::vector<std::
       break;
   }
   for (const Part& part : merged)
-    if (part.end > part.begin) out.push_back(text.substr(part.begin, part.end - part.begin));
+    if (part.end > part.begin) out.push_back(piece.part(part.begin, part.end));
 }
 
 struct StringHash {
@@ -490,8 +582,8 @@ class HfBpeTokenizer final : public TextTokenizer {
  public:
   explicit HfBpeTokenizer(const json& root);
 
-  void encode_into(std::string_view text, const TextEncodeOptions& options,
-                   std::vector<TokenId>& ids) const override;
+  void encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                     std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const override;
   std::string decode(std::span<const TokenId> ids, bool skip_special_tokens) const override;
   std::optional<TokenId> token_to_id(std::string_view token) const override;
   std::optional<std::string> id_to_token(TokenId id) const override;
@@ -503,7 +595,10 @@ class HfBpeTokenizer final : public TextTokenizer {
   void parse_added_tokens(const json& list);
   void parse_post_processor(const json& node, const std::string& path);
   void parse_decoder(const json& node, const std::string& path);
-  void encode_text(std::string_view text, std::vector<TokenId>& ids) const;
+  // Appends the model's ids of `text`, and unless `offsets` is null their ranges in `text`
+  // shifted by `base`.
+  void encode_text(std::string_view text, std::size_t base, std::vector<TokenId>& ids,
+                   std::vector<TokenOffsets>* offsets) const;
   void encode_word(std::string_view word, std::vector<TokenId>& ids) const;
   void merge_word(std::string_view word, std::vector<TokenId>& ids) const;
 
@@ -793,68 +888,107 @@ void HfBpeTokenizer::merge_word(std::string_view word, std::vector<TokenId>& ids
       ids);
 }
 
-void HfBpeTokenizer::encode_text(std::string_view text, std::vector<TokenId>& ids) const {
-  thread_local std::vector<std::string_view> pieces, next;
+void HfBpeTokenizer::encode_text(std::string_view text, std::size_t base, std::vector<TokenId>& ids,
+                                 std::vector<TokenOffsets>* offsets) const {
+  thread_local std::vector<Piece> pieces, next;
   std::deque<std::string> prefixed;  // pieces that ByteLevel's add_prefix_space lengthened
-  pieces.assign(1, text);
+  pieces.assign(1, Piece{text, 0, false});
   for (const PreTokenizerStep& step : pre_tokenizer_) {
     next.clear();
     if (const auto* split = std::get_if<SplitStep>(&step)) {
-      for (const std::string_view piece : pieces) split_piece(*split, piece, next);
+      for (const Piece& piece : pieces) split_piece(*split, piece, next);
     } else {
       const auto& byte_level = std::get<ByteLevelStep>(step);
-      for (std::string_view piece : pieces) {
-        if (byte_level.add_prefix_space && !piece.starts_with(' '))
-          piece = prefixed.emplace_back(" " + std::string(piece));
+      for (Piece piece : pieces) {
+        if (byte_level.add_prefix_space && !piece.text.starts_with(' '))
+          piece = {prefixed.emplace_back(" " + std::string(piece.text)), piece.origin, true};
         if (!byte_level.gpt2_split) {
           next.push_back(piece);
           continue;
         }
         thread_local std::vector<MatchSpan> matches;
         matches.clear();
-        byte_level.gpt2_split->find_all(piece, matches);
+        byte_level.gpt2_split->find_all(piece.text, matches);
         // Isolated: matches and the text between them each become a piece.
         std::size_t previous = 0;
         for (const MatchSpan& match : matches) {
-          if (previous != match.begin)
-            next.push_back(piece.substr(previous, match.begin - previous));
-          if (match.end > match.begin)
-            next.push_back(piece.substr(match.begin, match.end - match.begin));
+          if (previous != match.begin) next.push_back(piece.part(previous, match.begin));
+          if (match.end > match.begin) next.push_back(piece.part(match.begin, match.end));
           previous = match.end;
         }
-        if (previous != piece.size()) next.push_back(piece.substr(previous));
+        if (previous != piece.text.size()) next.push_back(piece.part(previous, piece.text.size()));
       }
     }
     pieces.swap(next);
   }
-  for (const std::string_view piece : pieces) encode_word(piece, ids);
+  for (const Piece& piece : pieces) {
+    const std::size_t first = ids.size();
+    encode_word(piece.text, ids);
+    if (offsets == nullptr) continue;
+    // The model's tokens spell the piece's bytes in order.
+    std::size_t at = 0;
+    for (std::size_t i = first; i < ids.size(); ++i) {
+      const std::size_t end = at + decoded_bytes_[ids[i]].size();
+      offsets->push_back({static_cast<std::uint32_t>(base + piece.origin_of(at)),
+                          static_cast<std::uint32_t>(base + piece.origin_of(end))});
+      at = end;
+    }
+  }
 }
 
-void HfBpeTokenizer::encode_into(std::string_view text, const TextEncodeOptions& options,
-                                 std::vector<TokenId>& ids) const {
+void HfBpeTokenizer::encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                                   std::vector<TokenId>& ids,
+                                   std::vector<TokenOffsets>* offsets) const {
   if (const std::size_t bad = text_detail::first_invalid_utf8(text); bad != std::string::npos)
     throw std::invalid_argument("text is not valid UTF-8 at byte " + std::to_string(bad));
-  if (options.add_special_tokens) ids.insert(ids.end(), prefix_ids_.begin(), prefix_ids_.end());
+  if (offsets != nullptr && text.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::invalid_argument("text of " + std::to_string(text.size()) +
+                                " bytes is too long for 32-bit token offsets");
+  if (options.add_special_tokens) {
+    ids.insert(ids.end(), prefix_ids_.begin(), prefix_ids_.end());
+    if (offsets != nullptr) offsets->resize(offsets->size() + prefix_ids_.size());
+  }
   std::vector<TextSplit> raw_splits, normalized_splits;
   std::string normalized_storage;
   raw_matcher_.split(text, options.recognize_special_tokens, raw_splits);
   for (const TextSplit& raw : raw_splits) {
     if (raw.id) {
       ids.push_back(*raw.id);
+      if (offsets != nullptr)
+        offsets->push_back(
+            {static_cast<std::uint32_t>(raw.begin), static_cast<std::uint32_t>(raw.end)});
       continue;
     }
-    const std::string_view normalized =
-        normalizer_.apply(text.substr(raw.begin, raw.end - raw.begin), normalized_storage);
+    const std::string_view original = text.substr(raw.begin, raw.end - raw.begin);
+    const std::string_view normalized = normalizer_.apply(original, normalized_storage);
+    // Offsets map straight back unless normalization changed the text.
+    const bool changed = offsets != nullptr && normalized != original;
+    const std::size_t first_offset = offsets != nullptr ? offsets->size() : 0;
     normalized_splits.clear();
     normalized_matcher_.split(normalized, options.recognize_special_tokens, normalized_splits);
     for (const TextSplit& part : normalized_splits) {
-      if (part.id)
+      const std::size_t base = changed ? 0 : raw.begin;
+      if (part.id) {
         ids.push_back(*part.id);
-      else
-        encode_text(normalized.substr(part.begin, part.end - part.begin), ids);
+        if (offsets != nullptr)
+          offsets->push_back({static_cast<std::uint32_t>(base + part.begin),
+                              static_cast<std::uint32_t>(base + part.end)});
+      } else {
+        encode_text(normalized.substr(part.begin, part.end - part.begin), base + part.begin, ids,
+                    offsets);
+      }
+    }
+    if (changed)
+      NormalizationMap(normalizer_, original, normalized, raw.begin)
+          .map_back(std::span(*offsets).subspan(first_offset));
+  }
+  if (options.add_special_tokens) {
+    ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+    if (offsets != nullptr) {
+      const auto end = static_cast<std::uint32_t>(text.size());
+      offsets->insert(offsets->end(), suffix_ids_.size(), TokenOffsets{end, end});
     }
   }
-  if (options.add_special_tokens) ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
 }
 
 std::string HfBpeTokenizer::decode(std::span<const TokenId> ids, bool skip_special_tokens) const {

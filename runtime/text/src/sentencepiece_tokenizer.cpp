@@ -30,12 +30,14 @@ class SentencePieceTokenizer final : public TextTokenizer {
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   }
 
-  void encode_into(std::string_view text, const TextEncodeOptions& options,
-                   std::vector<TokenId>& ids) const override {
+  void encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                     std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const override {
     if (const std::size_t bad = text_detail::first_invalid_utf8(text); bad != std::string::npos)
       throw std::invalid_argument("text is not valid UTF-8 at byte " + std::to_string(bad));
-    if (options.add_special_tokens && processor_.bos_id() >= 0)
+    if (options.add_special_tokens && processor_.bos_id() >= 0) {
       ids.push_back(static_cast<TokenId>(processor_.bos_id()));
+      if (offsets != nullptr) offsets->push_back({0, 0});
+    }
     std::size_t done = 0;
     if (options.recognize_special_tokens) {
       for (std::size_t position = 0; position < text.size(); ++position) {
@@ -43,13 +45,16 @@ class SentencePieceTokenizer final : public TextTokenizer {
           return text.substr(position).starts_with(c.first);
         });
         if (control == controls_.end()) continue;
-        encode_ordinary(text.substr(done, position - done), ids);
+        encode_ordinary(text, done, position, ids, offsets);
         ids.push_back(control->second);
         done = position + control->first.size();
+        if (offsets != nullptr)
+          offsets->push_back(
+              {static_cast<std::uint32_t>(position), static_cast<std::uint32_t>(done)});
         position = done - 1;
       }
     }
-    encode_ordinary(text.substr(done), ids);
+    encode_ordinary(text, done, text.size(), ids, offsets);
   }
 
   std::string decode(std::span<const TokenId> ids, bool skip_special_tokens) const override {
@@ -94,12 +99,28 @@ class SentencePieceTokenizer final : public TextTokenizer {
   std::span<const TokenId> special_token_ids() const override { return special_ids_; }
 
  private:
-  void encode_ordinary(std::string_view text, std::vector<TokenId>& ids) const {
-    if (text.empty()) return;
-    std::vector<int> pieces;
-    if (const auto status = processor_.Encode(std::string(text), &pieces); !status.ok())
+  // Encodes text[begin, end); sentencepiece reports each piece's bytes in the text it was
+  // given, which its normalization (whitespace, NFKC) may have changed.
+  void encode_ordinary(std::string_view text, std::size_t begin, std::size_t end,
+                       std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const {
+    if (begin == end) return;
+    const std::string part(text.substr(begin, end - begin));
+    if (offsets == nullptr) {
+      std::vector<int> pieces;
+      if (const auto status = processor_.Encode(part, &pieces); !status.ok())
+        throw std::runtime_error("sentencepiece cannot encode the text: " + status.ToString());
+      for (const int id : pieces) ids.push_back(static_cast<TokenId>(id));
+      return;
+    }
+    sentencepiece::ImmutableSentencePieceText pieces;
+    if (const auto status = processor_.Encode(part, pieces.mutable_proto()); !status.ok())
       throw std::runtime_error("sentencepiece cannot encode the text: " + status.ToString());
-    for (const int id : pieces) ids.push_back(static_cast<TokenId>(id));
+    const auto base = static_cast<std::uint32_t>(begin);
+    for (std::size_t i = 0; i < pieces.pieces_size(); ++i) {
+      const auto piece = pieces.pieces(static_cast<int>(i));
+      ids.push_back(piece.id());
+      offsets->push_back({base + piece.begin(), base + piece.end()});
+    }
   }
 
   sentencepiece::SentencePieceProcessor processor_;  // Encode and Decode are const, thread-safe

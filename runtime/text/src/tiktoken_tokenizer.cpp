@@ -62,8 +62,8 @@ class TiktokenTokenizer final : public TextTokenizer {
  public:
   TiktokenTokenizer(const std::filesystem::path& ranks_file, TiktokenOptions options);
 
-  void encode_into(std::string_view text, const TextEncodeOptions& options,
-                   std::vector<TokenId>& ids) const override;
+  void encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                     std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const override;
   std::string decode(std::span<const TokenId> ids, bool skip_special_tokens) const override;
   std::optional<TokenId> token_to_id(std::string_view token) const override;
   std::optional<std::string> id_to_token(TokenId id) const override;
@@ -71,7 +71,9 @@ class TiktokenTokenizer final : public TextTokenizer {
   std::span<const TokenId> special_token_ids() const override { return special_ids_; }
 
  private:
-  void encode_ordinary(std::string_view text, std::vector<TokenId>& ids) const;
+  // Encodes text[begin, end).
+  void encode_ordinary(std::string_view text, std::size_t begin, std::size_t end,
+                       std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const;
   // The leftmost-longest special token at or after `from`: (position, index in specials_).
   std::optional<std::pair<std::size_t, std::size_t>> find_special(std::string_view text,
                                                                   std::size_t from) const;
@@ -165,48 +167,63 @@ std::optional<std::pair<std::size_t, std::size_t>> TiktokenTokenizer::find_speci
   return std::nullopt;
 }
 
-void TiktokenTokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& ids) const {
+void TiktokenTokenizer::encode_ordinary(std::string_view text, std::size_t begin, std::size_t end,
+                                        std::vector<TokenId>& ids,
+                                        std::vector<TokenOffsets>* offsets) const {
   thread_local std::vector<MatchSpan> matches;
   matches.clear();
-  split_.find_all(text, matches);
+  const std::string_view part = text.substr(begin, end - begin);
+  split_.find_all(part, matches);
   // Only the matches are encoded, as tiktoken does; the presets match every character.
   for (const MatchSpan& match : matches) {
-    const std::string_view piece = text.substr(match.begin, match.end - match.begin);
+    const std::string_view piece = part.substr(match.begin, match.end - match.begin);
     if (piece.empty()) continue;
+    const std::size_t first = ids.size();
     if (const auto whole = rank_of_bytes_.find(piece); whole != rank_of_bytes_.end()) {
       ids.push_back(whole->second);
-      continue;
+    } else {
+      cache_.encode(piece, ids, [this](std::string_view word, std::vector<TokenId>& out) {
+        text_detail::merge_byte_pairs(
+            word, byte_ids_.data(),
+            [&](TokenId, TokenId, std::uint32_t pair_begin, std::uint32_t,
+                std::uint32_t pair_end) -> std::optional<PairMerge> {
+              const auto found =
+                  rank_of_bytes_.find(word.substr(pair_begin, pair_end - pair_begin));
+              if (found == rank_of_bytes_.end()) return std::nullopt;
+              return PairMerge{found->second, found->second};
+            },
+            out);
+      });
     }
-    cache_.encode(piece, ids, [this](std::string_view word, std::vector<TokenId>& out) {
-      text_detail::merge_byte_pairs(
-          word, byte_ids_.data(),
-          [&](TokenId, TokenId, std::uint32_t begin, std::uint32_t,
-              std::uint32_t end) -> std::optional<PairMerge> {
-            const auto found = rank_of_bytes_.find(word.substr(begin, end - begin));
-            if (found == rank_of_bytes_.end()) return std::nullopt;
-            return PairMerge{found->second, found->second};
-          },
-          out);
-    });
+    if (offsets == nullptr) continue;
+    // The piece's tokens spell its bytes in order.
+    auto position = static_cast<std::uint32_t>(begin + match.begin);
+    for (std::size_t i = first; i < ids.size(); ++i) {
+      const auto length = static_cast<std::uint32_t>(bytes_of_id_[ids[i]]->size());
+      offsets->push_back({position, position + length});
+      position += length;
+    }
   }
 }
 
-void TiktokenTokenizer::encode_into(std::string_view text, const TextEncodeOptions& options,
-                                    std::vector<TokenId>& ids) const {
+void TiktokenTokenizer::encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                                      std::vector<TokenId>& ids,
+                                      std::vector<TokenOffsets>* offsets) const {
   if (const std::size_t bad = text_detail::first_invalid_utf8(text); bad != std::string::npos)
     throw std::invalid_argument("text is not valid UTF-8 at byte " + std::to_string(bad));
-  if (!options.recognize_special_tokens || specials_.empty()) {
-    encode_ordinary(text, ids);
-    return;
-  }
   std::size_t done = 0;
-  while (const auto special = find_special(text, done)) {
-    const auto& [position, index] = *special;
-    encode_ordinary(text.substr(done, position - done), ids);
-    ids.push_back(specials_[index].second);
-    done = position + specials_[index].first.size();
+  if (options.recognize_special_tokens && !specials_.empty()) {
+    while (const auto special = find_special(text, done)) {
+      const auto& [position, index] = *special;
+      encode_ordinary(text, done, position, ids, offsets);
+      ids.push_back(specials_[index].second);
+      done = position + specials_[index].first.size();
+      if (offsets != nullptr)
+        offsets->push_back(
+            {static_cast<std::uint32_t>(position), static_cast<std::uint32_t>(done)});
+    }
   }
-  encode_ordinary(text.substr(done), ids);
+  encode_ordinary(text, done, text.size(), ids, offsets);
 }
 
 std::string TiktokenTokenizer::decode(std::span<const TokenId> ids,

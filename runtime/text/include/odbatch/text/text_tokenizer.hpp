@@ -22,17 +22,36 @@ struct TextEncodeOptions {
   bool add_special_tokens = false;
 };
 
+// The bytes [begin, end) of the encoded text that a token stands for. Tokens a post-processor
+// adds (a BOS) have an empty range where they were inserted; a token of text that normalization
+// changed has the range of the smallest unchanged-boundary chunk it came from (see
+// docs/text-tokenizers.md), so a range always covers the token's origin.
+struct TokenOffsets {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  friend bool operator==(const TokenOffsets&, const TokenOffsets&) = default;
+};
+
 class TextTokenizer {
  public:
   virtual ~TextTokenizer() = default;
 
   // Appends the ids of `text` (UTF-8) to `ids`.
-  virtual void encode_into(std::string_view text, const TextEncodeOptions& options,
-                           std::vector<TokenId>& ids) const = 0;
+  void encode_into(std::string_view text, const TextEncodeOptions& options,
+                   std::vector<TokenId>& ids) const {
+    encode_tokens(text, options, ids, nullptr);
+  }
   std::vector<TokenId> encode(std::string_view text, const TextEncodeOptions& options = {}) const {
     std::vector<TokenId> ids;
     encode_into(text, options, ids);
     return ids;
+  }
+  // The same ids, and each token's byte range in `text` appended to `offsets`: what a caller
+  // needs to map character spans (a chat template's supervised turns) onto tokens.
+  void encode_with_offsets_into(std::string_view text, const TextEncodeOptions& options,
+                                std::vector<TokenId>& ids,
+                                std::vector<TokenOffsets>& offsets) const {
+    encode_tokens(text, options, ids, &offsets);
   }
 
   // The text of `ids`; bytes that do not form valid UTF-8 (a sequence cut inside a character)
@@ -48,6 +67,13 @@ class TextTokenizer {
   virtual std::uint32_t vocab_size() const = 0;
   // Ids of the special tokens (control tokens such as <|im_end|>), ascending.
   virtual std::span<const TokenId> special_token_ids() const = 0;
+
+ protected:
+  // Appends ids, and their offsets unless `offsets` is null (computing them costs extra only
+  // then).
+  virtual void encode_tokens(std::string_view text, const TextEncodeOptions& options,
+                             std::vector<TokenId>& ids,
+                             std::vector<TokenOffsets>* offsets) const = 0;
 };
 
 }  // namespace odbatch
