@@ -12,34 +12,17 @@
 #include <variant>
 #include <vector>
 
+#include "jinja_chat_encoder.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/file_descriptor.hpp"
+#include "odbatch/text/chat_template_config.hpp"
+#include "odbatch/text/hf_tokenizer.hpp"
+#include "odbatch/text/sentencepiece_tokenizer.hpp"
+#include "odbatch/text/tiktoken_presets.hpp"
 #include "template_rendering.hpp"
 #include "token_sequence_builder.hpp"
 
 namespace odbatch {
-
-void validate(const TokenizerOptions& options) {
-  if (options.max_seq_len == 0) throw ConfigError("max_seq_len", "must be at least 1");
-  const std::pair<std::string_view, const std::string*> pieces[] = {
-      {"image_piece", &options.image_piece},
-      {"vision_start_piece", &options.vision_start_piece},
-      {"vision_end_piece", &options.vision_end_piece},
-  };
-  for (std::size_t i = 0; i < std::size(pieces); ++i) {
-    const auto& [field, piece] = pieces[i];
-    if (piece->empty()) throw ConfigError(std::string(field), "must not be empty");
-    for (std::size_t j = 0; j < i; ++j)
-      if (*pieces[j].second == *piece)
-        throw ConfigError(std::string(field), "'" + *piece + "' is already " +
-                                                  std::string(pieces[j].first) +
-                                                  "; the vision pieces must differ");
-  }
-  if (options.default_system_prompt &&
-      options.default_system_prompt->find(kImagePlaceholder) != std::string::npos)
-    throw ConfigError("default_system_prompt",
-                      "must not contain the image placeholder " + std::string(kImagePlaceholder));
-}
 
 TokenizerModelError::TokenizerModelError(const std::filesystem::path& model,
                                          const std::string& problem)
@@ -72,6 +55,9 @@ std::string read_tokenizer_model_file(const std::filesystem::path& model) {
 
 struct ChatTokenizer::Impl {
   TokenizerOptions options;
+  // Set for a Jinja template, or a preset over a tokenizer.json or tiktoken file; otherwise the
+  // preset renders straight into sentencepiece ids below.
+  std::unique_ptr<const JinjaChatEncoder> jinja;
   bool add_bos = false;
   sentencepiece::SentencePieceProcessor model;
   SequenceVocabulary vocabulary;
@@ -155,6 +141,75 @@ std::uint32_t count_supervised_targets(const std::vector<std::int32_t>& labels) 
       labels.begin() + 1, labels.end(), [](std::int32_t label) { return label != kIgnoreLabel; }));
 }
 
+// The canonical ChatML template, for the chatml preset over a tokenizer.json or tiktoken file:
+// byte for byte what the sentencepiece preset renders.
+constexpr std::string_view kChatmlTemplate =
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
+    "+ '<|im_end|>' + '\n' }}{% endfor %}{% if add_generation_prompt %}{{ "
+    "'<|im_start|>assistant\n' }}{% endif %}";
+
+std::unique_ptr<const TextTokenizer> load_text_tokenizer(const std::filesystem::path& model,
+                                                         TokenizerFormat format,
+                                                         const TokenizerOptions& options) {
+  switch (format) {
+    case TokenizerFormat::hf_json:
+      return load_hf_tokenizer(model);
+    case TokenizerFormat::tiktoken:
+      return load_tiktoken(model, tiktoken_preset_options(options.tiktoken_preset));
+    case TokenizerFormat::sentencepiece:
+    case TokenizerFormat::automatic:
+      break;
+  }
+  return load_sentencepiece_tokenizer(model);
+}
+
+std::unique_ptr<const JinjaChatEncoder> make_jinja_encoder(const std::filesystem::path& model,
+                                                           TokenizerFormat format,
+                                                           const TokenizerOptions& options) {
+  TokenizerOptions effective = options;
+  std::string source;
+  std::string origin;
+  // transformers passes tools and documents (None when absent) and the special tokens.
+  jinja::Dict variables;
+  variables.set("tools", jinja::Value::none());
+  variables.set("documents", jinja::Value::none());
+  switch (options.chat_template) {
+    case ChatTemplate::jinja:
+      origin = options.template_file.string();
+      try {
+        if (options.template_file.extension() == ".json") {
+          const ChatTemplateConfig config =
+              load_tokenizer_config(options.template_file, options.template_name);
+          source = config.chat_template;
+          add_special_tokens(config, variables);
+        } else {
+          source = load_jinja_file(options.template_file);
+        }
+      } catch (const ChatTemplateConfigError& error) {
+        throw ConfigError("template_file", error.what());
+      }
+      break;
+    case ChatTemplate::chatml:
+      if (options.add_bos.value_or(false))
+        throw ConfigError("add_bos",
+                          "the chatml preset adds a BOS only over a sentencepiece model; use "
+                          "template = \"jinja\" with a template that writes bos_token");
+      source = kChatmlTemplate;
+      origin = "the chatml preset";
+      effective.image_content = ImageContent::text;
+      break;
+    case ChatTemplate::llama2:
+      throw ConfigError("template",
+                        "the llama2 preset needs a sentencepiece model; with a " +
+                            std::string(to_string(format)) +
+                            " file use template = \"jinja\" and the model's own template");
+  }
+  if (options.bos_token) variables.set("bos_token", jinja::Value(*options.bos_token));
+  if (options.eos_token) variables.set("eos_token", jinja::Value(*options.eos_token));
+  return std::make_unique<const JinjaChatEncoder>(load_text_tokenizer(model, format, options),
+                                                  effective, source, origin, std::move(variables));
+}
+
 }  // namespace
 
 ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOptions options) {
@@ -162,6 +217,12 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   const TokenizerOptions& configured = impl->options;
+  const TokenizerFormat format = resolved_format(configured.format, model);
+  if (format != TokenizerFormat::sentencepiece || configured.chat_template == ChatTemplate::jinja) {
+    impl->jinja = make_jinja_encoder(model, format, configured);
+    impl_ = std::move(impl);
+    return;
+  }
   impl->add_bos = configured.add_bos.value_or(configured.chat_template == ChatTemplate::llama2);
 
   auto& sp = impl->model;
@@ -200,6 +261,8 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
         throw TokenizerModelError(model,
                                   "the model has no EOS token, which chat_template llama2 needs");
       break;
+    case ChatTemplate::jinja:
+      break;  // served by make_jinja_encoder
   }
   impl_ = std::move(impl);
 }
@@ -213,7 +276,50 @@ const TokenizerOptions& ChatTokenizer::options() const {
 }
 
 std::uint32_t ChatTokenizer::vocab_size() const {
+  if (impl_->jinja) return impl_->jinja->tokenizer().vocab_size();
   return static_cast<std::uint32_t>(impl_->model.GetPieceSize());
+}
+
+std::string ChatTokenizer::token_text(std::uint32_t id) const {
+  if (impl_->jinja) return impl_->jinja->tokenizer().id_to_token(id).value_or("");
+  if (id >= static_cast<std::uint32_t>(impl_->model.GetPieceSize())) return "";
+  return impl_->model.IdToPiece(static_cast<int>(id));
+}
+
+std::variant<SupervisedRendering, TokenizeError> ChatTokenizer::render(
+    const Conversation& conversation,
+    std::span<const std::uint32_t> visual_tokens_per_image) const {
+  if (impl_->jinja) return impl_->jinja->render(conversation);
+  TokenizeResult result = tokenize(conversation, visual_tokens_per_image);
+  if (auto* error = std::get_if<TokenizeError>(&result)) return std::move(*error);
+  const auto& ids = std::get<TokenizedSample>(result).input_ids;
+  SupervisedRendering rendering;
+  if (const auto status =
+          impl_->model.Decode(std::vector<int>(ids.begin(), ids.end()), &rendering.text);
+      !status.ok())
+    rendering.text = "(cannot decode: " + status.ToString() + ")";
+  return rendering;
+}
+
+TokenizeResult ChatTokenizer::render_preset(
+    const Conversation& conversation,
+    std::span<const std::uint32_t> visual_tokens_per_image) const {
+  const TokenizerOptions& configured = impl_->options;
+  TokenSequenceBuilder builder(impl_->vocabulary, conversation, visual_tokens_per_image,
+                               configured.max_seq_len);
+  const TemplateSettings settings{impl_->template_tokens, impl_->add_bos,
+                                  configured.default_system_prompt};
+  switch (configured.chat_template) {
+    case ChatTemplate::chatml:
+      render_chatml(conversation, settings, builder);
+      break;
+    case ChatTemplate::llama2:
+      render_llama2(conversation, settings, builder);
+      break;
+    case ChatTemplate::jinja:
+      break;  // served by the Jinja encoder
+  }
+  return builder.finish();
 }
 
 TokenizeResult ChatTokenizer::tokenize(
@@ -229,24 +335,14 @@ TokenizeResult ChatTokenizer::tokenize(
                              " images but " + std::to_string(visual_tokens_per_image.size()) +
                              " visual token counts were given"};
 
-  TokenSequenceBuilder builder(impl_->vocabulary, conversation, visual_tokens_per_image,
-                               configured.max_seq_len);
-  const TemplateSettings settings{impl_->template_tokens, impl_->add_bos,
-                                  configured.default_system_prompt};
-  switch (configured.chat_template) {
-    case ChatTemplate::chatml:
-      render_chatml(conversation, settings, builder);
-      break;
-    case ChatTemplate::llama2:
-      render_llama2(conversation, settings, builder);
-      break;
-  }
-  TokenizeResult result = builder.finish();
+  TokenizeResult result = impl_->jinja
+                              ? impl_->jinja->tokenize(conversation, visual_tokens_per_image)
+                              : render_preset(conversation, visual_tokens_per_image);
   auto* sample = std::get_if<TokenizedSample>(&result);
   if (!sample) return result;
 
-  // The builder kept the first max_seq_len tokens and rejected any image not wholly within them,
-  // so a cut only drops text. It stopped encoding there, so the full length is not known.
+  // Both engines keep the first max_seq_len tokens and reject any image not wholly within them,
+  // so a cut only drops text; the full length is not known.
   if (sample->truncated && configured.over_length == OverLengthPolicy::reject)
     return TokenizeError{
         TokenizeErrorReason::over_length,

@@ -14,6 +14,8 @@ std::string_view to_string(TokenizeErrorReason reason) {
       return "unsupported_roles";
     case TokenizeErrorReason::special_piece_in_text:
       return "special_piece_in_text";
+    case TokenizeErrorReason::template_refused:
+      return "template_refused";
   }
   return "unknown";
 }

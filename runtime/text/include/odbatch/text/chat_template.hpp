@@ -8,7 +8,8 @@ namespace odbatch {
 
 // chatml: Qwen2-VL's "<|im_start|>role\n...<|im_end|>\n" turns; llama2: Meta's
 // "<s>[INST] ... [/INST] ... </s>" pairs. docs/tokenization.md spells both out exactly.
-enum class ChatTemplate : std::uint8_t { chatml, llama2 };
+// jinja: the model's own Jinja chat template (TokenizerOptions::template_file).
+enum class ChatTemplate : std::uint8_t { chatml, llama2, jinja };
 
 std::string_view to_string(ChatTemplate chat_template);
 
