@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "odbatch/image/pixel_values_config.hpp"
+
 namespace odbatch::actors {
 
 namespace {
@@ -35,7 +37,10 @@ emitter_actor::behavior_type emitter_behavior(emitter_actor::stateful_pointer<Em
   report_exceptions_to(self, context, "emitter");
   self->state.context = context;
   const auto& flow = context->config().flow;
-  self->state.collator.emplace(CollatorOptions{flow.layout, flow.pad_id, flow.pad_id});
+  const auto& images = context->config().images;
+  self->state.collator.emplace(
+      CollatorOptions{flow.layout, flow.pad_id, flow.pad_id, images.pixel_values.dtype,
+                      values_per_patch(images.pixel_values, images.geometry)});
   return {
       [=](const StepWork& work) {
         auto& s = self->state;

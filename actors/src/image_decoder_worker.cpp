@@ -1,4 +1,6 @@
-#include "odbatch/image/jpeg_decoder.hpp"
+#include <optional>
+
+#include "odbatch/image/image_processor.hpp"
 #include "worker_jitter.hpp"
 #include "workers.hpp"
 
@@ -6,7 +8,7 @@ namespace odbatch::actors {
 
 struct ImageDecoderWorkerState {
   EpochContextPtr context;
-  JpegDecoder decoder;
+  std::optional<ImageProcessor> processor;  // set by the behaviour: it needs the config
   WorkerJitter jitter;
 };
 
@@ -24,7 +26,8 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
   // Seeded apart from the tokenizer workers, whose numbers start at 0 too.
   self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
                                     context->config().batching.seed, 0x1'0000'0000ULL + worker);
-  self->state.decoder = JpegDecoder(context->config().images.decoder_limits);
+  const auto& images = context->config().images;
+  self->state.processor.emplace(images.decoder_limits, images.geometry, images.pixel_values);
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)
@@ -39,9 +42,10 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
         done.image = task.image;
         {
           StageTimer timer(epoch.stats().image_decoder);
-          // The image that travels to the collator is the one allocation; the decoder's own
-          // buffers (the DCT-scaled decode, the grey resize) are reused from image to image.
-          auto decoded = s.decoder.decode(*task.jpeg, epoch.config().images.geometry);
+          // The image that travels to the collator is the one allocation; the processor's own
+          // buffers (the DCT-scaled decode, the uint8 resize before pixel_values) are reused
+          // from image to image. pixel_values are made here, off the trainer's thread.
+          auto decoded = s.processor->process(*task.jpeg);
           if (!decoded) {
             // Worded as the reader words the header stage's: the record's "file:line" first.
             const auto& error = decoded.error();

@@ -1,23 +1,60 @@
 #include "odbatch/batch/batch_collator.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace odbatch {
 namespace {
 
-void collate_images(std::span<const SamplePayload* const> samples,
-                    std::vector<std::uint8_t>& pixels, std::vector<std::int32_t>& grids) {
-  pixels.clear();
-  grids.clear();
-  for (const auto* s : samples)
-    for (const auto& image : s->images) {
-      pixels.insert(pixels.end(), image.rgb.begin(), image.rgb.end());
-      grids.insert(grids.end(), {1, static_cast<std::int32_t>(image.grid.grid_h),
-                                 static_cast<std::int32_t>(image.grid.grid_w)});
-    }
+const std::vector<std::uint8_t>& pixels_of(const DecodedImage& image) {
+  return image.dtype == PixelDtype::uint8 ? image.rgb : image.patch_values;
+}
+
+std::array<std::size_t, 2> empty_shape(const CollatorOptions& options) {
+  return {0, options.pixel_dtype == PixelDtype::uint8 ? 3 : options.values_per_patch};
 }
 
 }  // namespace
+
+BatchCollator::BatchCollator(CollatorOptions options) : options_(options) {
+  if (options_.pixel_dtype != PixelDtype::uint8 && options_.values_per_patch == 0)
+    throw std::invalid_argument("BatchCollator: " + std::string(to_string(options_.pixel_dtype)) +
+                                " pixel_values need values_per_patch");
+}
+
+void BatchCollator::collate_images(std::span<const SamplePayload* const> samples,
+                                   Batch& out) const {
+  out.pixel_values_.clear();
+  out.image_grid_thw_.clear();
+  out.pixel_dtype_ = options_.pixel_dtype;
+  out.pixel_values_shape_ = empty_shape(options_);
+  std::size_t bytes = 0;
+  for (const auto* s : samples)
+    for (const auto& image : s->images) {
+      const bool uint8 = options_.pixel_dtype == PixelDtype::uint8;
+      if (image.dtype != options_.pixel_dtype ||
+          (!uint8 && image.values_per_patch != options_.values_per_patch))
+        throw std::invalid_argument(
+            "BatchCollator: an image of " + std::string(to_string(image.dtype)) + " (" +
+            std::to_string(image.values_per_patch) + " values a patch) in a batch of " +
+            std::string(to_string(options_.pixel_dtype)) + " (" +
+            std::to_string(options_.values_per_patch) + ")");
+      bytes += pixels_of(image).size();
+      out.pixel_values_shape_[0] +=
+          uint8 ? std::size_t{image.width} * image.height : image.grid.patches();
+    }
+  // Reserved whole, then appended: the one copy of each image, with no zero-filling pass first.
+  out.pixel_values_.reserve(bytes);
+  for (const auto* s : samples)
+    for (const auto& image : s->images) {
+      const auto& pixels = pixels_of(image);
+      out.pixel_values_.insert(out.pixel_values_.end(), pixels.begin(), pixels.end());
+      out.image_grid_thw_.insert(out.image_grid_thw_.end(),
+                                 {1, static_cast<std::int32_t>(image.grid.grid_h),
+                                  static_cast<std::int32_t>(image.grid.grid_w)});
+    }
+}
 
 std::string_view to_string(BatchLayout layout) {
   return layout == BatchLayout::padded ? "padded" : "packed";
@@ -61,7 +98,7 @@ void BatchCollator::collate(std::span<const SamplePayload* const> samples, StepI
     }
     out.seq_len_ = static_cast<std::uint32_t>(out.input_ids_.size());
   }
-  collate_images(samples, out.pixel_values_, out.image_grid_thw_);
+  collate_images(samples, out);
   out.info_ = std::move(info);
 }
 
@@ -83,6 +120,8 @@ void BatchCollator::collate_idle(StepInfo info, Batch& out) const {
     out.position_ids_.assign({0, 1});
   }
   out.pixel_values_.clear();
+  out.pixel_dtype_ = options_.pixel_dtype;
+  out.pixel_values_shape_ = empty_shape(options_);
   out.image_grid_thw_.clear();
   out.info_ = std::move(info);
 }

@@ -1,5 +1,6 @@
 #include "odbatch/config/checkpoint_settings.hpp"
 
+#include <array>
 #include <cstdio>
 
 #include "odbatch/core/stable_hash.hpp"
@@ -24,6 +25,17 @@ std::uint64_t file_hash(const std::filesystem::path& file) {
 
 std::string flag(bool value) {
   return value ? "true" : "false";
+}
+
+// Round-trip exact: ranks whose numbers differ in the last bit differ here too.
+std::string exact(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+std::string exact(const std::array<double, 3>& values) {
+  return "[" + exact(values[0]) + ", " + exact(values[1]) + ", " + exact(values[2]) + "]";
 }
 
 }  // namespace
@@ -54,6 +66,11 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const 
       {"images.max_source_pixels", n(images.decoder_limits.max_source_pixels)},
       {"images.max_source_side", n(images.decoder_limits.max_source_side)},
       {"images.max_file_bytes", n(images.file_limits.max_file_bytes)},
+      {"images.pixel_values", s(images.pixel_values.dtype)},
+      {"images.rescale_factor", exact(images.pixel_values.rescale_factor)},
+      {"images.image_mean", exact(images.pixel_values.image_mean)},
+      {"images.image_std", exact(images.pixel_values.image_std)},
+      {"images.temporal_patch_size", n(images.pixel_values.temporal_patch_size)},
       {"batching.token_budget", n(b.token_budget)},
       {"batching.budget_mode", s(b.budget_mode)},
       {"batching.patch_budget", n(b.patch_budget)},

@@ -67,6 +67,7 @@ void validate(const PipelineConfig& c) {
   validate_in(c.images.geometry, "images");
   validate_in(c.images.decoder_limits, "images");
   validate_in(c.images.file_limits, "images");
+  validate_in(c.images.pixel_values, "images");
   if (!is_ip_address(c.metrics.address))
     throw ConfigError("metrics.address",
                       "expected a numeric IPv4 or IPv6 address, got \"" + c.metrics.address + "\"");

@@ -1,3 +1,4 @@
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -45,6 +46,23 @@ std::uint32_t integer32(const toml::node& node, std::uint32_t min) {
   return static_cast<std::uint32_t>(integer(node, min, std::numeric_limits<std::uint32_t>::max()));
 }
 
+// A TOML float or integer, as Python reads a JSON number into a float.
+double number(const toml::node& node) {
+  if (const auto* f = node.as_floating_point()) return f->get();
+  if (const auto* i = node.as_integer()) return static_cast<double>(i->get());
+  throw SettingError("expected a number");
+}
+
+// One number per colour channel (R, G, B).
+std::array<double, 3> per_channel(const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array || array->size() != 3)
+    throw SettingError("expected an array of 3 numbers, one per channel (R, G, B)");
+  std::array<double, 3> values{};
+  for (std::size_t c = 0; c < 3; ++c) values[c] = number(*array->get(c));
+  return values;
+}
+
 template <class Enum>
 Enum name_of(const toml::node& node, std::optional<Enum> (*parse)(std::string_view),
              std::string_view choices) {
@@ -61,6 +79,11 @@ std::optional<ShardSplit> parse_split(std::string_view s) {
 std::optional<BadRecordPolicy> parse_bad_record(std::string_view s) {
   if (s == "skip") return BadRecordPolicy::skip;
   if (s == "fail") return BadRecordPolicy::fail;
+  return std::nullopt;
+}
+std::optional<PixelDtype> parse_pixel_dtype(std::string_view s) {
+  for (const auto dtype : {PixelDtype::uint8, PixelDtype::float32, PixelDtype::bfloat16})
+    if (s == to_string(dtype)) return dtype;
   return std::nullopt;
 }
 std::optional<BatchLayout> parse_layout(std::string_view s) {
@@ -159,6 +182,24 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
       {"max_file_bytes",
        [](const toml::node& n, PipelineConfig& c) {
          c.images.file_limits.max_file_bytes = integer(n, 1, std::uint64_t{1} << 40);
+       }},
+      {"pixel_values",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.pixel_values.dtype =
+             name_of<PixelDtype>(n, parse_pixel_dtype, "uint8, float32, bfloat16");
+       }},
+      {"rescale_factor",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.pixel_values.rescale_factor = number(n);
+       }},
+      {"image_mean", [](const toml::node& n,
+                        PipelineConfig& c) { c.images.pixel_values.image_mean = per_channel(n); }},
+      {"image_std", [](const toml::node& n,
+                       PipelineConfig& c) { c.images.pixel_values.image_std = per_channel(n); }},
+      {"temporal_patch_size",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.pixel_values.temporal_patch_size =
+             static_cast<std::uint32_t>(integer(n, 1, kMaxTemporalPatchSize));
        }},
   };
   tables["pipeline"] = {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <array>
+#include <stdexcept>
 #include <vector>
 
 #include "odbatch/batch/batch_collator.hpp"
@@ -110,4 +112,68 @@ TEST_CASE("a recycled batch is refilled completely") {
   CHECK(batch.rows() == 1);
   CHECK(batch.input_ids().size() == 1);
   CHECK(batch.attention_mask().size() == 1);
+}
+
+namespace {
+
+// An image's pixel_values: grid_h * grid_w patches of `per_patch` bfloat16 values, every byte
+// `value`.
+DecodedImage patch_image(std::uint32_t grid_h, std::uint32_t grid_w, std::uint32_t per_patch,
+                         std::uint8_t value) {
+  DecodedImage decoded;
+  decoded.grid = {grid_h, grid_w, grid_h * grid_w / 4};
+  decoded.height = grid_h * 14;
+  decoded.width = grid_w * 14;
+  decoded.dtype = PixelDtype::bfloat16;
+  decoded.values_per_patch = per_patch;
+  decoded.patch_values.assign(std::size_t{grid_h} * grid_w * per_patch * 2, value);
+  return decoded;
+}
+
+}  // namespace
+
+TEST_CASE("pixel_values batches say their dtype and (patches, values per patch) shape") {
+  SamplePayload a = sample(1, {5}, {5});
+  a.images.push_back(patch_image(2, 2, 1176, 4));
+  SamplePayload b = sample(2, {6}, {6});
+  b.images.push_back(patch_image(4, 2, 1176, 9));
+  const std::vector<const SamplePayload*> rows{&a, &b};
+  BatchCollator collator({BatchLayout::packed, 0, 0, PixelDtype::bfloat16, 1176});
+  Batch batch;
+  collator.collate(rows, {}, batch);
+  CHECK(batch.pixel_dtype() == PixelDtype::bfloat16);
+  CHECK(batch.pixel_values_shape() == std::array<std::size_t, 2>{12, 1176});
+  REQUIRE(batch.pixel_values().size() == 12 * 1176 * 2);
+  CHECK(batch.pixel_values()[4 * 1176 * 2 - 1] == 4);
+  CHECK(batch.pixel_values()[4 * 1176 * 2] == 9);
+
+  // No image, and IDLE: no rows, the same dtype and row width.
+  const SamplePayload text = sample(3, {7}, {7});
+  collator.collate(std::vector<const SamplePayload*>{&text}, {}, batch);
+  CHECK(batch.pixel_values().empty());
+  CHECK(batch.pixel_values_shape() == std::array<std::size_t, 2>{0, 1176});
+  collator.collate_idle({}, batch);
+  CHECK(batch.pixel_dtype() == PixelDtype::bfloat16);
+  CHECK(batch.pixel_values_shape() == std::array<std::size_t, 2>{0, 1176});
+}
+
+TEST_CASE("uint8 batches are shaped (pixels, 3) and images of another dtype are refused") {
+  SamplePayload a = sample(1, {5}, {5});
+  a.images.push_back(image(2, 2, 4));
+  BatchCollator uint8({BatchLayout::packed, 0, 0});
+  Batch batch;
+  uint8.collate(std::vector<const SamplePayload*>{&a}, {}, batch);
+  CHECK(batch.pixel_dtype() == PixelDtype::uint8);
+  CHECK(batch.pixel_values_shape() == std::array<std::size_t, 2>{28 * 28, 3});
+
+  BatchCollator float32({BatchLayout::packed, 0, 0, PixelDtype::float32, 1176});
+  CHECK_THROWS_AS(float32.collate(std::vector<const SamplePayload*>{&a}, {}, batch),
+                  std::invalid_argument);
+  SamplePayload b = sample(2, {6}, {6});
+  b.images.push_back(patch_image(2, 2, 588, 1));
+  CHECK_THROWS_AS(BatchCollator({BatchLayout::packed, 0, 0, PixelDtype::bfloat16, 1176})
+                      .collate(std::vector<const SamplePayload*>{&b}, {}, batch),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(BatchCollator({BatchLayout::packed, 0, 0, PixelDtype::float32, 0}),
+                  std::invalid_argument);
 }

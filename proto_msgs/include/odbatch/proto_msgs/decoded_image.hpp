@@ -1,7 +1,10 @@
 #pragma once
-// An image decoded and resized to its visual-token geometry, ready to be cut into patches. The
-// decoder produces it; it travels inside SamplePayload to the collator without being copied.
+// An image decoded and resized to its visual-token geometry: uint8 pixels, or the model-ready
+// pixel_values cut into patches. The decoder produces it; it travels inside SamplePayload to the
+// collator without being copied.
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace odbatch {
@@ -25,12 +28,32 @@ struct DctScale {
   friend bool operator==(const DctScale&, const DctScale&) = default;
 };
 
+// How an image's pixels reach the trainer: uint8 RGB as decoded and resized (HWC), or
+// Qwen2-VL's pixel_values (rescaled, normalised, cut into patches) as float32 or bfloat16.
+enum class PixelDtype : std::uint8_t { uint8, float32, bfloat16 };
+
+constexpr std::string_view to_string(PixelDtype dtype) {
+  return dtype == PixelDtype::uint8     ? "uint8"
+         : dtype == PixelDtype::float32 ? "float32"
+                                        : "bfloat16";
+}
+
+constexpr std::size_t element_bytes(PixelDtype dtype) {
+  return dtype == PixelDtype::uint8 ? 1 : dtype == PixelDtype::float32 ? 4 : 2;
+}
+
 struct DecodedImage {
   ImageGrid grid;
   std::uint32_t width = 0;   // resized width, grid.grid_w * patch_size
   std::uint32_t height = 0;  // resized height, grid.grid_h * patch_size
-  // height * width * 3 bytes: row-major HWC, RGB, uint8 0..255 (not normalised).
+  PixelDtype dtype = PixelDtype::uint8;
+  // uint8: height * width * 3 bytes, row-major HWC, RGB, 0..255 (not normalised); empty
+  // otherwise.
   std::vector<std::uint8_t> rgb;
+  // float32 and bfloat16: grid.patches() rows of values_per_patch values (channels * temporal
+  // patch * patch side^2) in the image processor's order, as native-endian bytes; empty for uint8.
+  std::vector<std::uint8_t> patch_values;
+  std::uint32_t values_per_patch = 0;
   std::uint32_t source_width = 0;  // as the JPEG header declares
   std::uint32_t source_height = 0;
   std::uint32_t decoded_width = 0;  // after DCT scaling, before resizing

@@ -1,6 +1,8 @@
 #pragma once
 // One training step's batch on one rank, as the trainer receives it, and what it should know
 // about the step.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -8,6 +10,7 @@
 
 #include "odbatch/core/sample.hpp"
 #include "odbatch/core/step_info.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
 
 namespace odbatch {
 
@@ -28,8 +31,16 @@ class Batch {
   std::span<const std::uint8_t> attention_mask() const { return attention_mask_; }  // padded
   std::span<const std::int32_t> cu_seqlens() const { return cu_seqlens_; }          // packed
   std::span<const std::int32_t> position_ids() const { return position_ids_; }      // packed
-  // Every image of the step, row after row: uint8 RGB, each height x width x 3.
+  // Every image of the step, row after row, as the bytes of pixel_dtype() values:
+  // - uint8: RGB, each image height x width x 3 (HWC), as decoded and resized;
+  // - float32 or bfloat16 (native-endian bfloat16 bits): Qwen2-VL's pixel_values, each image
+  //   grid_h * grid_w patches of channels * temporal_patch_size * patch_size^2 values.
   std::span<const std::uint8_t> pixel_values() const { return pixel_values_; }
+  PixelDtype pixel_dtype() const { return pixel_dtype_; }
+  // pixel_values() as a matrix of pixel_dtype() values: uint8 (pixels of all images, 3);
+  // float32 and bfloat16 (patches of all images, values per patch), as the processor's
+  // pixel_values tensor. With no image the row count is 0.
+  std::array<std::size_t, 2> pixel_values_shape() const { return pixel_values_shape_; }
   // Per image (t, h, w) in patches, t = 1: Qwen2-VL's image_grid_thw.
   std::span<const std::int32_t> image_grid_thw() const { return image_grid_thw_; }
   const StepInfo& step_info() const { return info_; }
@@ -45,6 +56,8 @@ class Batch {
   std::vector<std::int32_t> cu_seqlens_;
   std::vector<std::int32_t> position_ids_;
   std::vector<std::uint8_t> pixel_values_;
+  PixelDtype pixel_dtype_ = PixelDtype::uint8;
+  std::array<std::size_t, 2> pixel_values_shape_{0, 3};
   std::vector<std::int32_t> image_grid_thw_;
   StepInfo info_;
 };

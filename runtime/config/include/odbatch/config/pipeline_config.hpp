@@ -14,6 +14,7 @@
 #include "odbatch/dist/distributed_config.hpp"
 #include "odbatch/image/image_file_limits.hpp"
 #include "odbatch/image/jpeg_decoder_limits.hpp"
+#include "odbatch/image/pixel_values_config.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/source/epoch_shard.hpp"
 #include "odbatch/source/record_reader_options.hpp"
@@ -46,6 +47,9 @@ struct ImageStageConfig {
   VisionGeometryConfig geometry;
   JpegDecoderLimits decoder_limits;
   ImageFileLimits file_limits;
+  // uint8 RGB (the default) or Qwen2-VL's normalised, patchified pixel_values, made in the
+  // image-decoder workers.
+  PixelValuesConfig pixel_values;
   std::uint32_t workers = 1;
 };
 

@@ -1,0 +1,139 @@
+#include "odbatch/image/pixel_values_writer.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "odbatch/core/config.hpp"
+
+namespace odbatch {
+namespace {
+
+constexpr std::uint32_t kChannels = 3;
+
+bool finite_float32(double value) {
+  return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max();
+}
+
+std::string channel_value(const char* field, std::size_t channel) {
+  return std::string(field) + "[" + std::to_string(channel) + "]";
+}
+
+}  // namespace
+
+void validate(const PixelValuesConfig& config) {
+  if (!finite_float32(config.rescale_factor) || config.rescale_factor <= 0.0)
+    throw ConfigError("rescale_factor", "must be a positive finite number, got " +
+                                            std::to_string(config.rescale_factor));
+  for (std::size_t c = 0; c < kChannels; ++c) {
+    if (!finite_float32(config.image_mean[c]))
+      throw ConfigError("image_mean", channel_value("must be finite (as float32): image_mean", c) +
+                                          " is " + std::to_string(config.image_mean[c]));
+    const float deviation = static_cast<float>(config.image_std[c]);
+    if (!finite_float32(config.image_std[c]) || !(deviation >= std::numeric_limits<float>::min()))
+      throw ConfigError("image_std",
+                        channel_value("must be positive and a normal float32: image_std", c) +
+                            " is " + std::to_string(config.image_std[c]));
+  }
+  if (config.temporal_patch_size == 0 || config.temporal_patch_size > kMaxTemporalPatchSize)
+    throw ConfigError("temporal_patch_size", "must be between 1 and " +
+                                                 std::to_string(kMaxTemporalPatchSize) + ", got " +
+                                                 std::to_string(config.temporal_patch_size));
+}
+
+std::uint16_t to_bfloat16(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x0040);
+  const std::uint32_t round_to_even = 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<std::uint16_t>((bits + round_to_even) >> 16);
+}
+
+PixelValuesWriter::PixelValuesWriter(const PixelValuesConfig& config,
+                                     const VisionGeometryConfig& geometry)
+    : dtype_(config.dtype),
+      patch_size_(geometry.patch_size),
+      merge_size_(geometry.merge_size),
+      temporal_patch_size_(config.temporal_patch_size),
+      values_per_patch_(odbatch::values_per_patch(config, geometry)) {
+  validate(config);
+  validate(geometry);
+  if (dtype_ == PixelDtype::uint8)
+    throw ConfigError("pixel_values", "uint8 keeps the decoded pixels: nothing to write");
+  for (std::uint32_t c = 0; c < kChannels; ++c) {
+    // The reference's arithmetic and roundings, one operation at a time: numpy's rescale
+    // multiplies in float64 and casts to float32; normalize casts mean and std to the image's
+    // float32 and subtracts and divides in float32.
+    const auto mean = static_cast<float>(config.image_mean[c]);
+    const auto deviation = static_cast<float>(config.image_std[c]);
+    for (std::uint32_t u = 0; u < 256; ++u) {
+      const auto rescaled = static_cast<float>(static_cast<double>(u) * config.rescale_factor);
+      const float centred = rescaled - mean;
+      const float normalised = centred / deviation;
+      float32_table_[c * 256 + u] = normalised;
+      bfloat16_table_[c * 256 + u] = to_bfloat16(normalised);
+    }
+  }
+}
+
+std::size_t PixelValuesWriter::bytes_for(std::uint32_t width, std::uint32_t height) const {
+  const std::size_t patches = std::size_t{width / patch_size_} * (height / patch_size_);
+  return patches * values_per_patch_ * element_bytes(dtype_);
+}
+
+void PixelValuesWriter::write(std::span<const std::uint8_t> rgb, std::uint32_t width,
+                              std::uint32_t height, std::span<std::uint8_t> out) const {
+  const std::uint32_t factor = patch_size_ * merge_size_;
+  if (width == 0 || height == 0 || width % factor != 0 || height % factor != 0 ||
+      rgb.size() != std::size_t{width} * height * kChannels ||
+      out.size() != bytes_for(width, height))
+    throw std::invalid_argument(
+        "PixelValuesWriter::write: a " + std::to_string(width) + "x" + std::to_string(height) +
+        " image needs sides that are multiples of " + std::to_string(factor) + ", " +
+        std::to_string(std::size_t{width} * height * kChannels) + " RGB bytes and " +
+        std::to_string(bytes_for(width, height)) + " output bytes; got " +
+        std::to_string(rgb.size()) + " and " + std::to_string(out.size()));
+  // The output is a byte buffer from an allocation, which provides storage for the values.
+  if (dtype_ == PixelDtype::float32)
+    write_patches(rgb.data(), width, height, float32_table_.data(),
+                  reinterpret_cast<float*>(out.data()));
+  else
+    write_patches(rgb.data(), width, height, bfloat16_table_.data(),
+                  reinterpret_cast<std::uint16_t*>(out.data()));
+}
+
+// Patches in the processor's order: merge blocks row by row, the merge_size^2 patches of a block
+// row by row; within a patch, channel, then time, then the patch's rows and columns. Frame 0 is
+// looked up, the other frames are copies of it.
+template <class Value>
+void PixelValuesWriter::write_patches(const std::uint8_t* rgb, std::uint32_t width,
+                                      std::uint32_t height, const Value* table, Value* out) const {
+  const std::uint32_t p = patch_size_;
+  const std::uint32_t m = merge_size_;
+  const std::size_t row_bytes = std::size_t{width} * kChannels;
+  const std::size_t frame_values = std::size_t{p} * p;
+  for (std::uint32_t block_y = 0; block_y < height / (p * m); ++block_y)
+    for (std::uint32_t block_x = 0; block_x < width / (p * m); ++block_x)
+      for (std::uint32_t merge_y = 0; merge_y < m; ++merge_y)
+        for (std::uint32_t merge_x = 0; merge_x < m; ++merge_x) {
+          const std::size_t top = std::size_t{block_y * m + merge_y} * p;
+          const std::size_t left = std::size_t{block_x * m + merge_x} * p;
+          const std::uint8_t* patch = rgb + top * row_bytes + left * kChannels;
+          for (std::uint32_t c = 0; c < kChannels; ++c) {
+            const Value* lookup = table + c * 256;
+            Value* frame = out;
+            for (std::uint32_t y = 0; y < p; ++y) {
+              const std::uint8_t* source = patch + y * row_bytes + c;
+              Value* target = frame + std::size_t{y} * p;
+              for (std::uint32_t x = 0; x < p; ++x) target[x] = lookup[source[x * kChannels]];
+            }
+            for (std::uint32_t t = 1; t < temporal_patch_size_; ++t)
+              std::memcpy(frame + t * frame_values, frame, frame_values * sizeof(Value));
+            out += temporal_patch_size_ * frame_values;
+          }
+        }
+}
+
+}  // namespace odbatch

@@ -1,0 +1,196 @@
+// PixelValuesWriter's layout, arithmetic and errors, and the pixel_values settings' validation,
+// without the reference implementation (image_pixel_values_parity_test.cpp has that).
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "image_test_jpegs.hpp"
+#include "odbatch/core/config.hpp"
+#include "odbatch/image/image_processor.hpp"
+#include "odbatch/image/pixel_values_writer.hpp"
+
+namespace odbatch {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+std::uint16_t bits_of_bfloat16(std::uint32_t float_bits) {
+  return to_bfloat16(std::bit_cast<float>(float_bits));
+}
+
+std::string config_error_field(const PixelValuesConfig& config) {
+  try {
+    validate(config);
+  } catch (const ConfigError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST_CASE("bfloat16 rounds float32 to nearest, ties to even, as torch does") {
+  CHECK(bits_of_bfloat16(0x3F800000) == 0x3F80);  // 1.0
+  CHECK(bits_of_bfloat16(0x3F807FFF) == 0x3F80);  // below half: down
+  CHECK(bits_of_bfloat16(0x3F808000) == 0x3F80);  // tie, even below: down
+  CHECK(bits_of_bfloat16(0x3F818000) == 0x3F82);  // tie, odd below: up
+  CHECK(bits_of_bfloat16(0x3F808001) == 0x3F81);  // above half: up
+  CHECK(bits_of_bfloat16(0xBF808001) == 0xBF81);  // negative alike
+  CHECK(bits_of_bfloat16(0x7F7FFFFF) == 0x7F80);  // the largest float rounds to infinity
+  CHECK(bits_of_bfloat16(0x7F800000) == 0x7F80);  // infinity stays
+  const std::uint16_t nan = to_bfloat16(std::numeric_limits<float>::quiet_NaN());
+  CHECK((nan & 0x7F80) == 0x7F80);
+  CHECK((nan & 0x007F) != 0);
+}
+
+TEST_CASE("pixel_values settings are checked, naming the setting") {
+  CHECK(config_error_field({}) == "");
+  PixelValuesConfig config;
+  config.rescale_factor = 0.0;
+  CHECK(config_error_field(config) == "rescale_factor");
+  config = {};
+  config.rescale_factor = std::numeric_limits<double>::infinity();
+  CHECK(config_error_field(config) == "rescale_factor");
+  config = {};
+  config.image_mean[1] = std::nan("");
+  CHECK(config_error_field(config) == "image_mean");
+  config = {};
+  config.image_mean[2] = 1e300;  // infinite once rounded to float32
+  CHECK(config_error_field(config) == "image_mean");
+  config = {};
+  config.image_std[0] = 0.0;
+  CHECK(config_error_field(config) == "image_std");
+  config = {};
+  config.image_std[2] = -0.5;
+  CHECK(config_error_field(config) == "image_std");
+  config = {};
+  config.image_std[1] = 1e-300;  // zero once rounded to float32
+  CHECK(config_error_field(config) == "image_std");
+  config = {};
+  config.temporal_patch_size = 0;
+  CHECK(config_error_field(config) == "temporal_patch_size");
+  config.temporal_patch_size = kMaxTemporalPatchSize + 1;
+  CHECK(config_error_field(config) == "temporal_patch_size");
+  config = {};
+  CHECK_THROWS_AS(PixelValuesWriter(config, {}), ConfigError);  // uint8: nothing to write
+}
+
+// The processor's patchify written as index arithmetic on the 9-dimensional view, element by
+// element: the value at (patch row, column) comes from pixel (y, x), channel c, frame t.
+TEST_CASE("pixel_values are laid out as the processor's reshape and transpose") {
+  VisionGeometryConfig geometry;
+  geometry.patch_size = 3;
+  geometry.merge_size = 2;
+  geometry.min_pixels = 36;
+  geometry.max_pixels = 1 << 20;
+  PixelValuesConfig config;
+  config.dtype = PixelDtype::float32;
+  config.rescale_factor = 1.0;  // identity: every value is its uint8 input
+  config.image_mean = {0.0, 0.0, 0.0};
+  config.image_std = {1.0, 1.0, 1.0};
+  config.temporal_patch_size = 3;
+  const PixelValuesWriter writer(config, geometry);
+  const std::uint32_t p = 3, m = 2, t_size = 3, width = 4 * p * m, height = 3 * p * m;
+  CHECK(writer.values_per_patch() == 3 * t_size * p * p);
+
+  Bytes rgb(std::size_t{width} * height * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 7 % 251);
+  Bytes out(writer.bytes_for(width, height));
+  writer.write(rgb, width, height, out);
+  std::vector<float> values(out.size() / sizeof(float));
+  std::memcpy(values.data(), out.data(), out.size());
+
+  const std::uint32_t grid_w = width / p, grid_h = height / p;
+  REQUIRE(values.size() == std::size_t{grid_h} * grid_w * writer.values_per_patch());
+  std::size_t checked = 0;
+  for (std::uint32_t bh = 0; bh < grid_h / m; ++bh)
+    for (std::uint32_t bw = 0; bw < grid_w / m; ++bw)
+      for (std::uint32_t mh = 0; mh < m; ++mh)
+        for (std::uint32_t mw = 0; mw < m; ++mw)
+          for (std::uint32_t c = 0; c < 3; ++c)
+            for (std::uint32_t t = 0; t < t_size; ++t)
+              for (std::uint32_t ph = 0; ph < p; ++ph)
+                for (std::uint32_t pw = 0; pw < p; ++pw) {
+                  const std::size_t row = ((std::size_t{bh} * (grid_w / m) + bw) * m + mh) * m + mw;
+                  const std::size_t column = ((std::size_t{c} * t_size + t) * p + ph) * p + pw;
+                  const std::size_t y = (std::size_t{bh} * m + mh) * p + ph;
+                  const std::size_t x = (std::size_t{bw} * m + mw) * p + pw;
+                  const float expected = rgb[(y * width + x) * 3 + c];
+                  REQUIRE(values[row * writer.values_per_patch() + column] == expected);
+                  ++checked;
+                }
+  CHECK(checked == values.size());
+}
+
+TEST_CASE("pixel_values follow the configured rescale factor, mean and deviation") {
+  PixelValuesConfig config;
+  config.dtype = PixelDtype::float32;
+  config.rescale_factor = 1.0 / 127.5;
+  config.image_mean = {0.5, 0.25, 1.0};
+  config.image_std = {0.5, 2.0, 0.125};
+  config.temporal_patch_size = 1;
+  const VisionGeometryConfig geometry;
+  const PixelValuesWriter writer(config, geometry);
+  const std::uint32_t side = geometry.factor();
+  Bytes rgb(std::size_t{side} * side * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i % 256);
+  Bytes out(writer.bytes_for(side, side));
+  writer.write(rgb, side, side, out);
+  // Pixel (0, 0) opens the first patch's channel 0, 1 and 2 blocks (14 x 14 values each).
+  std::vector<float> values(out.size() / sizeof(float));
+  std::memcpy(values.data(), out.data(), out.size());
+  const std::size_t channel_block = 14 * 14;
+  for (std::uint32_t c = 0; c < 3; ++c) {
+    const float rescaled = static_cast<float>(static_cast<double>(rgb[c]) * config.rescale_factor);
+    const float expected = (rescaled - static_cast<float>(config.image_mean[c])) /
+                           static_cast<float>(config.image_std[c]);
+    CHECK(values[c * channel_block] == expected);
+  }
+}
+
+TEST_CASE("the writer refuses sizes that are not whole merge blocks or buffers that do not fit") {
+  PixelValuesConfig config;
+  config.dtype = PixelDtype::bfloat16;
+  const PixelValuesWriter writer(config, {});
+  CHECK(writer.values_per_patch() == 1176);
+  CHECK(writer.bytes_for(56, 28) == 8 * 1176 * 2);
+  Bytes rgb(56 * 28 * 3);
+  Bytes out(writer.bytes_for(56, 28));
+  CHECK_NOTHROW(writer.write(rgb, 56, 28, out));
+  CHECK_THROWS_AS(writer.write(rgb, 28, 56 - 14, out), std::invalid_argument);
+  Bytes short_out(out.size() - 2);
+  CHECK_THROWS_AS(writer.write(rgb, 56, 28, short_out), std::invalid_argument);
+  Bytes short_rgb(rgb.size() - 3);
+  CHECK_THROWS_AS(writer.write(short_rgb, 56, 28, out), std::invalid_argument);
+}
+
+TEST_CASE("the image processor keeps uint8 pixels unless pixel_values are asked for") {
+  const Bytes jpeg = test::pattern_jpeg(100, 80);
+  VisionGeometryConfig geometry;
+  ImageProcessor uint8({}, geometry, {});
+  auto pixels = uint8.process(jpeg);
+  REQUIRE(pixels);
+  CHECK(pixels.value().dtype == PixelDtype::uint8);
+  CHECK(pixels.value().patch_values.empty());
+  CHECK(pixels.value().values_per_patch == 0);
+  JpegDecoder decoder;
+  CHECK(pixels.value().rgb == decoder.decode(jpeg, geometry).value().rgb);
+
+  PixelValuesConfig config;
+  config.dtype = PixelDtype::bfloat16;
+  ImageProcessor bfloat16({}, geometry, config);
+  auto values = bfloat16.process(jpeg);
+  REQUIRE(values);
+  CHECK(values.value().rgb.empty());
+  CHECK(values.value().patch_values.size() ==
+        std::size_t{values.value().grid.patches()} * 1176 * 2);
+  CHECK_FALSE(bfloat16.process(Bytes{0xFF, 0xD8, 0x00}));  // corrupt: an ImageError, not a throw
+}
+
+}  // namespace
+}  // namespace odbatch
