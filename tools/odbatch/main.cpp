@@ -13,6 +13,7 @@
 #include "odbatch/core/config.hpp"
 #include "odbatch/sim/step_cost_model.hpp"
 #include "plan_command.hpp"
+#include "render_command.hpp"
 #include "run_command.hpp"
 #include "simulate_command.hpp"
 #include "stats_command.hpp"
@@ -234,6 +235,44 @@ CLI::App* add_stats_command(CLI::App& app, StatsArguments& arguments) {
   return stats;
 }
 
+// `render`'s arguments as parsed.
+struct RenderArguments {
+  std::string config;
+  std::string records_file;
+  std::string record;
+  bool json = false;
+  bool color = false;
+  bool no_color = false;
+
+  odbatch::cli::RenderOptions options() const {
+    odbatch::cli::RenderOptions o;
+    o.config = config;
+    if (!records_file.empty()) o.records_file = records_file;
+    if (!record.empty()) o.record = record;
+    o.json = json;
+    if (color) o.color = true;
+    if (no_color) o.color = false;
+    return o;
+  }
+};
+
+CLI::App* add_render_command(CLI::App& app, RenderArguments& arguments) {
+  auto* render = app.add_subcommand(
+      "render",
+      "Show what the tokenizer of a pipeline makes of records: the rendered chat template, the "
+      "token ids with their pieces, and the supervised positions");
+  render->add_option("config", arguments.config, "Pipeline TOML file")->required();
+  render->add_option("records", arguments.records_file,
+                     "JSONL file whose records are all rendered (default: the first record of "
+                     "the config's first source file)");
+  render->add_option("--record", arguments.record, "One record: FILE:LINE (lines count from 1)")
+      ->excludes(render->get_option("records"));
+  render->add_flag("--json", arguments.json, "Write JSON: text, ids, pieces, labels per record");
+  auto* color = render->add_flag("--color", arguments.color, "Colour even when not a terminal");
+  render->add_flag("--no-color", arguments.no_color, "Never colour")->excludes(color);
+  return render;
+}
+
 // `simulate`'s arguments as parsed.
 struct SimulateArguments {
   std::string trace;
@@ -432,6 +471,8 @@ int main(int argc, char** argv) {
   const CLI::App* store = add_store_command(app, store_arguments);
   StatsArguments stats_arguments;
   const CLI::App* stats = add_stats_command(app, stats_arguments);
+  RenderArguments render_arguments;
+  const CLI::App* render = add_render_command(app, render_arguments);
   SimulateArguments simulate_arguments;
   CLI::App* simulate = add_simulate_command(app, simulate_arguments);
   LaunchArguments launch_arguments;
@@ -451,6 +492,7 @@ int main(int argc, char** argv) {
     if (audit->parsed()) return odbatch::cli::run_audit_command(audit_arguments.options());
     if (store->parsed()) return odbatch::cli::run_store_command(store_arguments.options());
     if (stats->parsed()) return odbatch::cli::run_stats_command(stats_arguments.options());
+    if (render->parsed()) return odbatch::cli::run_render_command(render_arguments.options());
     if (simulate->parsed()) {
       if (simulate_arguments.trace.empty() == simulate_arguments.distribution.empty()) {
         std::cerr << simulate->help() << "odbatch simulate: give --trace or --dist\n";
