@@ -89,18 +89,21 @@ JinjaChatEncoder::JinjaChatEncoder(std::unique_ptr<const TextTokenizer> tokenize
           ? *parse_template_date(*options_.template_date)
           : std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   render_options_.clock = [day] { return std::chrono::system_clock::time_point(day); };
-  // A model's image token is a special token, so that text cannot forge it; a text-only
-  // tokenizer has none, and conversations with images are refused.
-  if (const auto id = tokenizer_->token_to_id(options_.image_piece)) {
-    const auto specials = tokenizer_->special_token_ids();
-    if (std::binary_search(specials.begin(), specials.end(), *id)) image_id_ = *id;
-  }
+  // The image token is any single token (a sentencepiece model's user-defined piece, too); a
+  // tokenizer without one refuses conversations with images.
+  image_id_ = tokenizer_->token_to_id(options_.image_piece);
   if (options_.image_content == ImageContent::text)
     image_text_ = options_.image_text.value_or(options_.vision_start_piece + options_.image_piece +
                                                options_.vision_end_piece);
+  // Text must not forge what only the template or the images write: special tokens and the
+  // vision pieces.
   for (const TokenId id : tokenizer_->special_token_ids())
     if (auto text = tokenizer_->id_to_token(id); text && !text->empty())
       special_texts_.push_back(std::move(*text));
+  for (const std::string* piece :
+       {&options_.image_piece, &options_.vision_start_piece, &options_.vision_end_piece})
+    if (std::find(special_texts_.begin(), special_texts_.end(), *piece) == special_texts_.end())
+      special_texts_.push_back(*piece);
 }
 
 std::variant<std::vector<jinja::Value>, TokenizeError> JinjaChatEncoder::template_messages(
@@ -167,7 +170,7 @@ TokenizeResult JinjaChatEncoder::tokenize(
   if (!conversation.images.empty() && !image_id_)
     return TokenizeError{TokenizeErrorReason::image_mismatch,
                          "the conversation has images but image_piece '" + options_.image_piece +
-                             "' is not a special token of the tokenizer"};
+                             "' is not a single token of the tokenizer"};
   auto rendered = render(conversation);
   if (auto* error = std::get_if<TokenizeError>(&rendered)) return std::move(*error);
   const SupervisedRendering& rendering = std::get<SupervisedRendering>(rendered);

@@ -48,9 +48,9 @@ class JinjaChatEncoder {
   jinja::Template template_;
   jinja::Dict variables_;
   jinja::RenderOptions render_options_;     // strftime_now's day
-  std::optional<TokenId> image_id_;         // image_piece, when a special token of the tokenizer
+  std::optional<TokenId> image_id_;         // image_piece, when a single token of the tokenizer
   std::string image_text_;                  // image_content text: what <image> becomes
-  std::vector<std::string> special_texts_;  // special tokens' text, refused in messages
+  std::vector<std::string> special_texts_;  // refused in message text
 };
 
 }  // namespace odbatch
