@@ -132,11 +132,37 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
   tables["tokenizer"] = {
       {"model", [base_dir](const toml::node& n,
                            PipelineConfig& c) { c.tokenizer.model = resolved(base_dir, text(n)); }},
+      {"format",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.format = name_of<TokenizerFormat>(
+             n, parse_tokenizer_format, "auto, sentencepiece, tokenizer.json, tiktoken");
+       }},
       {"template",
        [](const toml::node& n, PipelineConfig& c) {
          c.tokenizer.options.chat_template =
-             name_of<ChatTemplate>(n, parse_chat_template, "chatml, llama2");
+             name_of<ChatTemplate>(n, parse_chat_template, "chatml, llama2, jinja");
        }},
+      {"template_file",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.template_file = resolved(base_dir, text(n));
+       }},
+      {"template_name",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.template_name = text(n); }},
+      {"bos_token",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.bos_token = text(n); }},
+      {"eos_token",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.eos_token = text(n); }},
+      {"tiktoken_preset", [](const toml::node& n,
+                             PipelineConfig& c) { c.tokenizer.options.tiktoken_preset = text(n); }},
+      {"template_date",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.template_date = text(n); }},
+      {"image_content",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.tokenizer.options.image_content =
+             name_of<ImageContent>(n, parse_image_content, "parts, text");
+       }},
+      {"image_text",
+       [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.image_text = text(n); }},
       {"system_prompt",
        [](const toml::node& n, PipelineConfig& c) {
          c.tokenizer.options.default_system_prompt = text(n);
@@ -309,6 +335,11 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
       }
     }
   }
+  // A template file means the model's Jinja template unless `template` says otherwise (which
+  // validation then refuses, naming both keys).
+  if (const auto* tokenizer = root["tokenizer"].as_table();
+      tokenizer && tokenizer->contains("template_file") && !tokenizer->contains("template"))
+    config.tokenizer.options.chat_template = ChatTemplate::jinja;
   try {
     validate(config);
   } catch (const ConfigError& e) {

@@ -160,3 +160,41 @@ TEST_CASE("a configuration built in code is checked the same way") {
   config.flow.layout = BatchLayout::packed;
   CHECK_NOTHROW(validate(config));
 }
+
+TEST_CASE("a model's own tokenizer file and Jinja template are configured in [tokenizer]") {
+  constexpr std::string_view kQwen = R"(
+[source]
+files = ["train.jsonl"]
+[tokenizer]
+model = "qwen2/tokenizer.json"
+template_file = "qwen2/tokenizer_config.json"
+template_name = "default"
+eos_token = "<|im_end|>"
+template_date = "2024-07-26"
+image_content = "parts"
+)";
+  const auto c = parse(std::string(kQwen));
+  const TokenizerOptions& t = c.tokenizer.options;
+  CHECK(t.chat_template == ChatTemplate::jinja);  // implied by template_file
+  CHECK(t.template_file == "/base/qwen2/tokenizer_config.json");
+  CHECK(resolved_format(t.format, c.tokenizer.model) == TokenizerFormat::hf_json);
+  CHECK(t.eos_token == "<|im_end|>");
+  CHECK_FALSE(t.bos_token.has_value());
+  CHECK(t.template_date == "2024-07-26");
+
+  const auto tiktoken = parse(std::string(kMinimal) +
+                              "format = \"tiktoken\"\ntiktoken_preset = \"llama3\"\n"
+                              "template = \"jinja\"\ntemplate_file = \"llama3.jinja\"\n");
+  CHECK(tiktoken.tokenizer.options.format == TokenizerFormat::tiktoken);
+  CHECK(tiktoken.tokenizer.options.tiktoken_preset == "llama3");
+
+  // A preset named beside a template file, and values out of their range, name the key.
+  CHECK(error_of(std::string(kMinimal) + "template = \"chatml\"\ntemplate_file = \"t.jinja\"\n")
+            .find("tokenizer.template_file") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "format = \"bpe\"\n").find("tokenizer.format") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "template_file = \"t.jinja\"\ntemplate_date = \"soon\"\n")
+            .find("tokenizer.template_date") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "image_content = \"inline\"\n")
+            .find("tokenizer.image_content") != std::string::npos);
+}
