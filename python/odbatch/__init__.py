@@ -53,7 +53,11 @@ class Pipeline:
 
     The rank and world come from torchrun's environment variables (RANK, WORLD_SIZE, LOCAL_RANK,
     MASTER_ADDR, MASTER_PORT); without them, a single rank. tensors="torch" yields torch tensors
-    (zero-copy, on the CPU) instead of numpy arrays. ledger names a file for `odbatch audit`.
+    (zero-copy, on the CPU) instead of numpy arrays. pixel_values are uint8 bytes (every image's
+    HWC pixels), or with [images] pixel_values = "float32" / "bfloat16" Qwen2-VL's
+    (patches, 3 * temporal_patch_size * patch_size**2) matrix: float32, or bfloat16 as a
+    torch.bfloat16 tensor (numpy arrays hold its bits as uint16). ledger names a file for
+    `odbatch audit`.
     resume_from takes a checkpoint (bytes from join_states() or load_state(), or a single rank's
     state()): the pipeline goes on in the checkpoint's epoch where it stood, so iterating it
     yields the rest of that epoch (docs/checkpoint.md).
@@ -63,13 +67,17 @@ class Pipeline:
         if tensors not in _TENSOR_KINDS:
             raise ValueError(f"tensors must be one of {_TENSOR_KINDS}, not {tensors!r}")
         self._to_tensor = None
+        self._bfloat16 = None
+        self._native = _NativePipeline(
+            fspath(config), None if ledger is None else fspath(ledger), resume_from
+        )
         if tensors == "torch":
             import torch  # only a torch user needs it
 
             self._to_tensor = torch.from_numpy
-        self._native = _NativePipeline(
-            fspath(config), None if ledger is None else fspath(ledger), resume_from
-        )
+            # numpy has no bfloat16: the native arrays hold its bits as uint16.
+            if self._native.pixel_dtype == "bfloat16":
+                self._bfloat16 = torch.bfloat16
 
     def state(self):
         """This rank's part of a checkpoint after the batches taken so far (small bytes)."""
@@ -92,9 +100,14 @@ class Pipeline:
         if batch is None:
             raise StopIteration
         if self._to_tensor is not None:
+            if self._bfloat16 is not None:
+                # Through int16: torch before 2.3 takes no uint16 arrays.
+                batch["pixel_values"] = batch["pixel_values"].view("int16")
             for key, value in batch.items():
                 if key != "step_info":
                     batch[key] = self._to_tensor(value)
+            if self._bfloat16 is not None:
+                batch["pixel_values"] = batch["pixel_values"].view(self._bfloat16)
         return batch
 
     def next_batch(self):
@@ -150,3 +163,8 @@ class Pipeline:
     @property
     def shard_records(self):
         return self._native.shard_records
+
+    @property
+    def pixel_dtype(self):
+        """What batches' pixel_values hold: "uint8", "float32" or "bfloat16"."""
+        return self._native.pixel_dtype

@@ -46,6 +46,27 @@ Checkpoint checkpoint_of(const py::bytes& bytes) {
   return decode_checkpoint(std::as_bytes(std::span(view.data(), view.size())), "checkpoint bytes");
 }
 
+// uint8: the bytes as they are, every image's HWC pixels one after another. float32: the
+// (patches, values per patch) matrix. bfloat16, which numpy lacks: that matrix as uint16 bits,
+// which the package views as torch.bfloat16 (tensors="torch").
+py::array pixel_values(const BatchPtr& batch) {
+  const auto bytes = batch->pixel_values();
+  const auto [rows, columns] = batch->pixel_values_shape();
+  const std::vector<py::ssize_t> shape{length(rows), length(columns)};
+  switch (batch->pixel_dtype()) {
+    case PixelDtype::float32:
+      return view(batch, std::span(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4),
+                  shape);
+    case PixelDtype::bfloat16:
+      return view(batch,
+                  std::span(reinterpret_cast<const std::uint16_t*>(bytes.data()), bytes.size() / 2),
+                  shape);
+    case PixelDtype::uint8:
+      break;
+  }
+  return view(batch, bytes, {length(bytes.size())});
+}
+
 py::dict batch_dict(const BatchPtr& batch) {
   py::dict out;
   const auto rows = length(batch->rows()), seq_len = length(batch->seq_len());
@@ -59,7 +80,7 @@ py::dict batch_dict(const BatchPtr& batch) {
     out["cu_seqlens"] = view(batch, batch->cu_seqlens(), {length(batch->cu_seqlens().size())});
     out["position_ids"] = view(batch, batch->position_ids(), {seq_len});
   }
-  out["pixel_values"] = view(batch, batch->pixel_values(), {length(batch->pixel_values().size())});
+  out["pixel_values"] = pixel_values(batch);
   out["image_grid_thw"] =
       view(batch, batch->image_grid_thw(), {length(batch->image_grid_thw().size() / 3), 3});
   out["step_info"] = batch->step_info();
@@ -165,6 +186,12 @@ PYBIND11_MODULE(_odbatch, m) {
       .def("stats_json", &Pipeline::stats_json)
       .def_property_readonly("metrics_port", &Pipeline::metrics_port)
       .def_property_readonly("vocab_size", &Pipeline::vocab_size)
+      .def_property_readonly(
+          "pixel_dtype",
+          [](const Pipeline& pipeline) {
+            return std::string(to_string(pipeline.config().images.pixel_values.dtype));
+          },
+          "what batches' pixel_values hold: uint8, float32 or bfloat16 ([images] pixel_values)")
       .def_property_readonly("dataset_records", &Pipeline::dataset_records)
       .def_property_readonly("shard_records", &Pipeline::shard_records);
 

@@ -121,6 +121,45 @@ class Checkpoints(ScratchTestCase):
             odbatch.Pipeline(config, resume_from=b"nonsense")
 
 
+class PixelValues(ScratchTestCase):
+    """[images] pixel_values = "float32" / "bfloat16": Qwen2-VL's (patches, 1176) matrix."""
+
+    def config_with(self, dtype):
+        config = self.write_config(records(text=10, images=12), layout="packed")
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("max_pixels = 200704\n",
+                                       f'max_pixels = 200704\npixel_values = "{dtype}"\n'),
+                          encoding="utf-8")
+        return config
+
+    def check(self, dtype, numpy_dtype):
+        pipe = odbatch.Pipeline(self.config_with(dtype))
+        self.assertEqual(pipe.pixel_dtype, dtype)
+        patches = 0
+        for batch in pipe.epoch(0):
+            values, grids = batch["pixel_values"], batch["image_grid_thw"]
+            self.assertEqual(values.dtype, numpy_dtype)
+            self.assertEqual(values.shape, (int(grids.prod(axis=1).sum()), 1176))
+            patches += values.shape[0]
+        self.assertGreater(patches, 0)
+
+    def test_float32(self):
+        self.check("float32", np.float32)
+
+    def test_bfloat16_bits(self):
+        self.check("bfloat16", np.uint16)
+
+    def test_uint8_stays_bytes(self):
+        pipe = odbatch.Pipeline(self.config_with("uint8"))
+        self.assertEqual(pipe.pixel_dtype, "uint8")
+        batches = [b for b in pipe.epoch(0) if len(b["image_grid_thw"])]
+        self.assertTrue(batches)
+        for batch in batches:
+            pixels, grids = batch["pixel_values"], batch["image_grid_thw"]
+            self.assertEqual(pixels.dtype, np.uint8)
+            self.assertEqual(pixels.shape, (int(grids.prod(axis=1).sum()) * 14 * 14 * 3,))
+
+
 class Errors(ScratchTestCase):
     def test_unknown_key_names_it(self):
         config = self.write_config(records(text=5, images=0), extra="no_such_key = 1\n")

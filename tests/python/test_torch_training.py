@@ -32,5 +32,29 @@ class TorchTraining(ScratchTestCase):
         self.assertLess(epoch_losses[-1], epoch_losses[0] - 0.5, epoch_losses)
 
 
+class BfloatPixelValues(ScratchTestCase):
+    """pixel_values = "bfloat16" yields torch.bfloat16 tensors equal to torch's own rounding
+    (.to(torch.bfloat16)) of the float32 pipeline's values."""
+
+    def pipeline(self, dtype, tensors):
+        config = self.write_config(records(text=10, images=12), layout="packed")
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("max_pixels = 200704\n",
+                                       f'max_pixels = 200704\npixel_values = "{dtype}"\n'),
+                          encoding="utf-8")
+        return odbatch.Pipeline(config, tensors=tensors)
+
+    def test_bfloat16_is_torch_rounding_of_float32(self):
+        floats = [b["pixel_values"] for b in self.pipeline("float32", "torch").epoch(0)]
+        halves = [b["pixel_values"] for b in self.pipeline("bfloat16", "torch").epoch(0)]
+        self.assertEqual(len(floats), len(halves))
+        self.assertGreater(sum(f.shape[0] for f in floats), 0)
+        for single, half in zip(floats, halves):
+            self.assertEqual(single.dtype, torch.float32)
+            self.assertEqual(half.dtype, torch.bfloat16)
+            self.assertEqual(half.shape, single.shape)
+            self.assertTrue(torch.equal(single.to(torch.bfloat16), half))
+
+
 if __name__ == "__main__":
     unittest.main()
