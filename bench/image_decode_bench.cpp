@@ -1,8 +1,9 @@
 // Times JPEG decoding to the visual-token geometry: per image class, CPU and wall time per image,
 // source megapixels per second, the DCT scales chosen, the share of time spent resizing, the
-// resize's speed at every SIMD level this CPU has against scalar, and the whole stage against
+// resize's speed at every SIMD level this CPU has against scalar, the whole stage against
 // libjpeg-turbo's decode alone at the same DCT scale (the floor: what decoding costs without
-// resizing).
+// resizing), and what making Qwen2-VL's pixel_values (float32, bfloat16) from the resized pixels
+// adds to the decode, as the image-decoder workers do it (a new buffer, then the values).
 // Images come from --images DIR (every *.jpg / *.jpeg below it) or are generated.
 #include <time.h>
 #include <turbojpeg.h>
@@ -26,6 +27,7 @@
 #include "odbatch/image/bicubic_resampler.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/pixel_values_writer.hpp"
 #include "odbatch/image/simd_level.hpp"
 
 namespace odbatch::bench {
@@ -162,8 +164,9 @@ struct ClassStats {
   double resize_s = 0;         // CPU time, at the decoder's SIMD level
   double libjpeg_turbo_s = 0;  // CPU time of tjDecompress2 alone at the same scale
   std::map<SimdLevel, double> resize_at_level_s;
-  double header_s = 0;              // CPU time
-  std::uint64_t source_pixels = 0;  // summed over repetitions
+  std::map<PixelDtype, double> pixel_values_s;  // CPU time, after the decode
+  double header_s = 0;                          // CPU time
+  std::uint64_t source_pixels = 0;              // summed over repetitions
   std::uint64_t output_pixels = 0;
   std::map<std::string, int> dct_scales;
   std::vector<std::string> errors;
@@ -178,6 +181,7 @@ void merge(ClassStats& into, const ClassStats& from) {
   into.libjpeg_turbo_s += from.libjpeg_turbo_s;
   for (const auto& [level, seconds] : from.resize_at_level_s)
     into.resize_at_level_s[level] += seconds;
+  for (const auto& [dtype, seconds] : from.pixel_values_s) into.pixel_values_s[dtype] += seconds;
   into.header_s += from.header_s;
   into.source_pixels += from.source_pixels;
   into.output_pixels += from.output_pixels;
@@ -209,8 +213,21 @@ int turbojpeg_format(const JpegHeader& header) {
 // One image's statistics: decode time per decode (after a warm-up decode), header time,
 // libjpeg-turbo's own decode at the chosen scale, and the time of the resize inside decode,
 // measured alone at the decoder's level and at every level.
+// What ImageProcessor adds to a decode for pixel_values: the image's new buffer and its values.
+double pixel_values_seconds(const DecodedImage& image, const PixelValuesWriter& writer,
+                            int repeat) {
+  const double start = thread_cpu_seconds();
+  for (int i = 0; i < repeat; ++i) {
+    DecodedImage out;
+    out.patch_values.resize(writer.bytes_for(image.width, image.height));
+    writer.write(image.rgb, image.width, image.height, out.patch_values);
+  }
+  return (thread_cpu_seconds() - start) / repeat;
+}
+
 ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
-                   std::map<SimdLevel, BicubicResampler>& resamplers, tjhandle turbo) {
+                   std::map<SimdLevel, BicubicResampler>& resamplers,
+                   const std::map<PixelDtype, PixelValuesWriter>& writers, tjhandle turbo) {
   ClassStats stats;
   stats.images = 1;
   const VisionGeometryConfig geometry;
@@ -255,6 +272,8 @@ ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
     }
     stats.resize_s = stats.resize_at_level_s.at(default_simd_level());
   }
+  for (const auto& [dtype, writer] : writers)
+    stats.pixel_values_s[dtype] = pixel_values_seconds(image, writer, repeat);
   stats.source_pixels = std::uint64_t{image.source_width} * image.source_height;
   stats.output_pixels = std::uint64_t{image.width} * image.height;
   stats
@@ -290,6 +309,17 @@ Report class_report(const std::string& name, const ClassStats& s) {
       entry["resize_output_mp_per_cpu_s"] = resize_speed;
       entry["resize_speedup_over_scalar"] = speedup;
     }
+    Report pixel_values_ms;
+    Report pixel_values_share;
+    for (const auto& [dtype, seconds] : s.pixel_values_s) {
+      const std::string dtype_name(to_string(dtype));
+      pixel_values_ms[dtype_name] = rounded(seconds * per_image * 1e3, 3);
+      pixel_values_share[dtype_name] = rounded(seconds / s.cpu_s, 3);
+    }
+    if (!pixel_values_ms.empty()) {
+      entry["pixel_values_cpu_ms_per_image"] = pixel_values_ms;
+      entry["pixel_values_share_of_decode_cpu"] = pixel_values_share;
+    }
     entry["header_cpu_us_per_image"] = rounded(s.header_s * per_image * 1e6, 3);
     entry["dct_scales"] = s.dct_scales;
   }
@@ -301,6 +331,12 @@ int run(const Options& options) {
   JpegDecoder decoder;
   std::map<SimdLevel, BicubicResampler> resamplers;
   for (const SimdLevel level : available_levels()) resamplers.emplace(level, level);
+  std::map<PixelDtype, PixelValuesWriter> writers;
+  for (const PixelDtype dtype : {PixelDtype::float32, PixelDtype::bfloat16}) {
+    PixelValuesConfig config;
+    config.dtype = dtype;
+    writers.emplace(dtype, PixelValuesWriter(config, VisionGeometryConfig{}));
+  }
   const std::unique_ptr<void, int (*)(tjhandle)> turbo(tjInitDecompress(), tjDestroy);
   std::map<std::string, ClassStats> classes;
   ClassStats total;
@@ -313,7 +349,8 @@ int run(const Options& options) {
   report["repeat"] = options.repeat;
   report["simd_level"] = to_string(default_simd_level());
   const auto add = [&](const Sample& sample) {
-    const ClassStats one = measure(sample, options.repeat, decoder, resamplers, turbo.get());
+    const ClassStats one =
+        measure(sample, options.repeat, decoder, resamplers, writers, turbo.get());
     merge(classes[sample.image_class], one);
     merge(total, one);
   };
