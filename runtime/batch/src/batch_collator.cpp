@@ -1,14 +1,16 @@
 #include "odbatch/batch/batch_collator.hpp"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
 
 namespace odbatch {
 namespace {
 
-const std::vector<std::uint8_t>& pixels_of(const DecodedImage& image) {
-  return image.dtype == PixelDtype::uint8 ? image.rgb : image.patch_values;
+std::span<const std::uint8_t> pixels_of(const DecodedImage& image) {
+  if (image.dtype == PixelDtype::uint8) return image.rgb;
+  return image.patch_values;
 }
 
 std::array<std::size_t, 2> empty_shape(const CollatorOptions& options) {
@@ -48,7 +50,7 @@ void BatchCollator::collate_images(std::span<const SamplePayload* const> samples
   out.pixel_values_.reserve(bytes);
   for (const auto* s : samples)
     for (const auto& image : s->images) {
-      const auto& pixels = pixels_of(image);
+      const auto pixels = pixels_of(image);
       out.pixel_values_.insert(out.pixel_values_.end(), pixels.begin(), pixels.end());
       out.image_grid_thw_.insert(out.image_grid_thw_.end(),
                                  {1, static_cast<std::int32_t>(image.grid.grid_h),

@@ -4,7 +4,9 @@
 // collator without being copied.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace odbatch {
@@ -42,6 +44,29 @@ constexpr std::size_t element_bytes(PixelDtype dtype) {
   return dtype == PixelDtype::uint8 ? 1 : dtype == PixelDtype::float32 ? 4 : 2;
 }
 
+// An allocator whose vectors leave new elements uninitialised: a pixel_values buffer is written
+// whole right after it is sized, and zeroing it first would be one more pass over megabytes.
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+using PatchValueBytes = std::vector<std::uint8_t, UninitialisedAllocator<std::uint8_t>>;
+
 struct DecodedImage {
   ImageGrid grid;
   std::uint32_t width = 0;   // resized width, grid.grid_w * patch_size
@@ -52,7 +77,7 @@ struct DecodedImage {
   std::vector<std::uint8_t> rgb;
   // float32 and bfloat16: grid.patches() rows of values_per_patch values (channels * temporal
   // patch * patch side^2) in the image processor's order, as native-endian bytes; empty for uint8.
-  std::vector<std::uint8_t> patch_values;
+  PatchValueBytes patch_values;
   std::uint32_t values_per_patch = 0;
   std::uint32_t source_width = 0;  // as the JPEG header declares
   std::uint32_t source_height = 0;
