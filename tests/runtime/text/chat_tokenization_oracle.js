@@ -21,6 +21,10 @@ if (!outDir) {
 }
 const {Template} = require(path.resolve(jinjaModules, '@huggingface/jinja'));
 const {Tokenizer} = require(path.resolve(tokenizersModules, 'tokenizers'));
+// Resolved as a package (through its "exports"), from the folder the oracle installed it in.
+const tokenizerRequire =
+    require('module').createRequire(path.join(path.resolve(tokenizersModules), '..', 'package.json'));
+const {Tiktoken} = tokenizerRequire('js-tiktoken/lite');
 
 const IGNORE = -100;
 const IMAGE_PAD = '<|image_pad|>';
@@ -38,6 +42,11 @@ const setups = [
    eos_token: '<|eot_id|>'},
   {template: 'mistral-nemo-instruct-2407', tokenizer: 'qwen2', bos_token: '<s>', eos_token: '</s>'},
   {template: 'gemma-2-2b-it', tokenizer: 'qwen2', bos_token: '<bos>', eos_token: '<eos>'},
+  // tiktoken ranks files (js-tiktoken's real cl100k_base and o200k_base): text only.
+  {template: 'chatml', tokenizer: 'cl100k_base', bos_token: '<s>', eos_token: '<|im_end|>',
+   tiktoken: true},
+  {template: 'qwen2.5-7b-instruct', tokenizer: 'o200k_base', bos_token: null,
+   eos_token: '<|im_end|>', tiktoken: true},
 ];
 
 // strftime_now reads this clock (the C++ side pins the same): 2024-07-26T00:00:00Z.
@@ -146,9 +155,43 @@ function byteOffsets(text) {
   return offsets;
 }
 
+// A js-tiktoken encoding behind the interface used below: ids, and offsets in code points from
+// each token's bytes (tiktoken's tokens are the text's bytes, in order).
+function tiktokenTokenizer(name) {
+  const ranks = tokenizerRequire(`js-tiktoken/ranks/${name}`);
+  const encoding = new Tiktoken(ranks.default ?? ranks);
+  const specials = (ranks.default ?? ranks).special_tokens;
+  const specialBytes = new Map(Object.entries(specials).map(([t, id]) => [id, Buffer.from(t)]));
+  return {
+    tokenToId: (token) => specials[token],
+    encodeBatch: async ([text]) => {
+      const ids = encoding.encode(text, 'all');
+      const utf8 = Buffer.from(text);
+      // Code point index of each byte offset that starts a code point.
+      const pointAt = new Map();
+      let point = 0;
+      for (let b = 0; b <= utf8.length; ++b)
+        if (b === utf8.length || (utf8[b] & 0xc0) !== 0x80) pointAt.set(b, point++);
+      let at = 0;
+      const offsets = ids.map((id) => {
+        const length = (specialBytes.get(id) ?? encoding.textMap.get(id)).length;
+        const range = [at, at + length];
+        at += length;
+        return range;
+      });
+      // A token ending inside a code point spans to its end; one starting inside, from its start.
+      const floor = (b) => { while (!pointAt.has(b)) --b; return pointAt.get(b); };
+      const ceil = (b) => { while (!pointAt.has(b)) ++b; return pointAt.get(b); };
+      return [{getIds: () => ids, getOffsets: () => offsets.map(([b, e]) => [floor(b), ceil(e)])}];
+    },
+  };
+}
+
 async function main() {
   const tokenizers = {};
-  for (const name of new Set(setups.map((s) => s.tokenizer))) {
+  for (const setup of setups.filter((s) => s.tiktoken))
+    tokenizers[setup.tokenizer] = tiktokenTokenizer(setup.tokenizer);
+  for (const name of new Set(setups.filter((s) => !s.tiktoken).map((s) => s.tokenizer))) {
     const json = JSON.parse(fs.readFileSync(path.join(tokenizerDir, `${name}.json`), 'utf8'));
     // Untrimmed offsets: trim_offsets narrows ranges around spaces and changes no id.
     const untrimmed = JSON.parse(JSON.stringify(json),
@@ -172,7 +215,9 @@ async function main() {
       for (const systemPrompt of [null, 'You are a careful assistant.']) {
         const visual = record.images.map((_, i) => 2 + ((index + i * 3) % 5));
         const entry = {name: `${setup.template}/${index}/${systemPrompt === null ? 'as-is' : 'system'}`,
-                       template: setup.template + '.jinja', tokenizer: setup.tokenizer + '.json',
+                       template: setup.template + '.jinja',
+                       tokenizer: setup.tokenizer + (setup.tiktoken ? '.tiktoken' : '.json'),
+                       tiktoken_preset: setup.tiktoken ? setup.tokenizer : null,
                        bos_token: setup.bos_token, eos_token: setup.eos_token,
                        image_content: imageContent, system_prompt: systemPrompt,
                        record: record.line, visual_tokens: visual};
