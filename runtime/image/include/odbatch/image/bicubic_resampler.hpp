@@ -19,7 +19,8 @@
 // bytes (the other order rounds different sums), so it is kept whatever the sizes.
 // The passes run as vector kernels (AVX-512, AVX2 or SSE4.1, see simd_level.hpp) with the same
 // 22-bit integer weights and sums: integer additions in any order give the same bytes.
-// Pixel values stay uint8 in 0..255; rescaling and mean/std normalisation belong to the trainer.
+// Pixel values stay uint8 in 0..255; PixelValuesWriter rescales, normalises and patchifies them
+// when a pipeline asks for model-ready pixel_values.
 #include <cstdint>
 #include <memory>
 #include <span>
