@@ -9,10 +9,49 @@
 
 #include "odbatch/core/config.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace odbatch {
 namespace {
 
 constexpr std::uint32_t kChannels = 3;
+constexpr std::int32_t kBfloat16Bias = 0x8000;
+
+// One patch row of one channel: `count` values looked up from every third byte at `source`.
+// Stores of whole vectors (4 floats, 8 bfloat16) take about half the time of a store per value;
+// the lookups and so the values are the same.
+void lookup_row(const std::uint8_t* source, std::uint32_t count, const float* table,
+                float* target) {
+  std::uint32_t x = 0;
+#if defined(__SSE2__)
+  for (; x + 4 <= count; x += 4) {
+    const std::uint8_t* at = source + 3 * x;
+    _mm_storeu_ps(target + x, _mm_setr_ps(table[at[0]], table[at[3]], table[at[6]], table[at[9]]));
+  }
+#endif
+  for (; x < count; ++x) target[x] = table[source[3 * x]];
+}
+
+void lookup_row(const std::uint8_t* source, std::uint32_t count, const std::int32_t* biased_table,
+                std::uint16_t* target) {
+  std::uint32_t x = 0;
+#if defined(__SSE2__)
+  const __m128i unbias = _mm_set1_epi16(static_cast<short>(kBfloat16Bias));
+  for (; x + 8 <= count; x += 8) {
+    const std::uint8_t* at = source + 3 * x;
+    const __m128i low = _mm_setr_epi32(biased_table[at[0]], biased_table[at[3]],
+                                       biased_table[at[6]], biased_table[at[9]]);
+    const __m128i high = _mm_setr_epi32(biased_table[at[12]], biased_table[at[15]],
+                                        biased_table[at[18]], biased_table[at[21]]);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(target + x),
+                     _mm_xor_si128(_mm_packs_epi32(low, high), unbias));
+  }
+#endif
+  for (; x < count; ++x)
+    target[x] = static_cast<std::uint16_t>(biased_table[source[3 * x]] + kBfloat16Bias);
+}
 
 bool finite_float32(double value) {
   return std::isfinite(value) && std::fabs(value) <= std::numeric_limits<float>::max();
@@ -73,7 +112,7 @@ PixelValuesWriter::PixelValuesWriter(const PixelValuesConfig& config,
       const float centred = rescaled - mean;
       const float normalised = centred / deviation;
       float32_table_[c * 256 + u] = normalised;
-      bfloat16_table_[c * 256 + u] = to_bfloat16(normalised);
+      bfloat16_table_[c * 256 + u] = std::int32_t{to_bfloat16(normalised)} - kBfloat16Bias;
     }
   }
 }
@@ -107,9 +146,9 @@ void PixelValuesWriter::write(std::span<const std::uint8_t> rgb, std::uint32_t w
 // Patches in the processor's order: merge blocks row by row, the merge_size^2 patches of a block
 // row by row; within a patch, channel, then time, then the patch's rows and columns. Frame 0 is
 // looked up, the other frames are copies of it.
-template <class Value>
+template <class Value, class Entry>
 void PixelValuesWriter::write_patches(const std::uint8_t* rgb, std::uint32_t width,
-                                      std::uint32_t height, const Value* table, Value* out) const {
+                                      std::uint32_t height, const Entry* table, Value* out) const {
   const std::uint32_t p = patch_size_;
   const std::uint32_t m = merge_size_;
   const std::size_t row_bytes = std::size_t{width} * kChannels;
@@ -122,13 +161,10 @@ void PixelValuesWriter::write_patches(const std::uint8_t* rgb, std::uint32_t wid
           const std::size_t left = std::size_t{block_x * m + merge_x} * p;
           const std::uint8_t* patch = rgb + top * row_bytes + left * kChannels;
           for (std::uint32_t c = 0; c < kChannels; ++c) {
-            const Value* lookup = table + c * 256;
+            const Entry* lookup = table + c * 256;
             Value* frame = out;
-            for (std::uint32_t y = 0; y < p; ++y) {
-              const std::uint8_t* source = patch + y * row_bytes + c;
-              Value* target = frame + std::size_t{y} * p;
-              for (std::uint32_t x = 0; x < p; ++x) target[x] = lookup[source[x * kChannels]];
-            }
+            for (std::uint32_t y = 0; y < p; ++y)
+              lookup_row(patch + y * row_bytes + c, p, lookup, frame + std::size_t{y} * p);
             for (std::uint32_t t = 1; t < temporal_patch_size_; ++t)
               std::memcpy(frame + t * frame_values, frame, frame_values * sizeof(Value));
             out += temporal_patch_size_ * frame_values;

@@ -81,50 +81,67 @@ TEST_CASE("pixel_values settings are checked, naming the setting") {
 }
 
 // The processor's patchify written as index arithmetic on the 9-dimensional view, element by
-// element: the value at (patch row, column) comes from pixel (y, x), channel c, frame t.
+// element: the value at (patch row, column) comes from pixel (y, x), channel c, frame t. Patch
+// sides 3 and 9 take the writer's vector stores and the values after them; bfloat16 holds small
+// integers exactly.
 TEST_CASE("pixel_values are laid out as the processor's reshape and transpose") {
-  VisionGeometryConfig geometry;
-  geometry.patch_size = 3;
-  geometry.merge_size = 2;
-  geometry.min_pixels = 36;
-  geometry.max_pixels = 1 << 20;
-  PixelValuesConfig config;
-  config.dtype = PixelDtype::float32;
-  config.rescale_factor = 1.0;  // identity: every value is its uint8 input
-  config.image_mean = {0.0, 0.0, 0.0};
-  config.image_std = {1.0, 1.0, 1.0};
-  config.temporal_patch_size = 3;
-  const PixelValuesWriter writer(config, geometry);
-  const std::uint32_t p = 3, m = 2, t_size = 3, width = 4 * p * m, height = 3 * p * m;
-  CHECK(writer.values_per_patch() == 3 * t_size * p * p);
+  for (const std::uint32_t p : {3u, 9u})
+    for (const PixelDtype dtype : {PixelDtype::float32, PixelDtype::bfloat16}) {
+      CAPTURE(p);
+      CAPTURE(to_string(dtype));
+      VisionGeometryConfig geometry;
+      geometry.patch_size = p;
+      geometry.merge_size = 2;
+      geometry.min_pixels = 36;
+      geometry.max_pixels = 1 << 20;
+      PixelValuesConfig config;
+      config.dtype = dtype;
+      config.rescale_factor = 1.0;  // identity: every value is its uint8 input
+      config.image_mean = {0.0, 0.0, 0.0};
+      config.image_std = {1.0, 1.0, 1.0};
+      config.temporal_patch_size = 3;
+      const PixelValuesWriter writer(config, geometry);
+      const std::uint32_t m = 2, t_size = 3, width = 4 * p * m, height = 3 * p * m;
+      CHECK(writer.values_per_patch() == 3 * t_size * p * p);
 
-  Bytes rgb(std::size_t{width} * height * 3);
-  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 7 % 251);
-  Bytes out(writer.bytes_for(width, height));
-  writer.write(rgb, width, height, out);
-  std::vector<float> values(out.size() / sizeof(float));
-  std::memcpy(values.data(), out.data(), out.size());
+      Bytes rgb(std::size_t{width} * height * 3);
+      for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 7 % 251);
+      Bytes out(writer.bytes_for(width, height));
+      writer.write(rgb, width, height, out);
+      const std::size_t count = out.size() / element_bytes(dtype);
+      const auto value = [&](std::size_t i) {
+        if (dtype == PixelDtype::float32) {
+          float v = 0;
+          std::memcpy(&v, out.data() + i * 4, 4);
+          return v;
+        }
+        std::uint16_t bits = 0;
+        std::memcpy(&bits, out.data() + i * 2, 2);
+        return std::bit_cast<float>(std::uint32_t{bits} << 16);
+      };
 
-  const std::uint32_t grid_w = width / p, grid_h = height / p;
-  REQUIRE(values.size() == std::size_t{grid_h} * grid_w * writer.values_per_patch());
-  std::size_t checked = 0;
-  for (std::uint32_t bh = 0; bh < grid_h / m; ++bh)
-    for (std::uint32_t bw = 0; bw < grid_w / m; ++bw)
-      for (std::uint32_t mh = 0; mh < m; ++mh)
-        for (std::uint32_t mw = 0; mw < m; ++mw)
-          for (std::uint32_t c = 0; c < 3; ++c)
-            for (std::uint32_t t = 0; t < t_size; ++t)
-              for (std::uint32_t ph = 0; ph < p; ++ph)
-                for (std::uint32_t pw = 0; pw < p; ++pw) {
-                  const std::size_t row = ((std::size_t{bh} * (grid_w / m) + bw) * m + mh) * m + mw;
-                  const std::size_t column = ((std::size_t{c} * t_size + t) * p + ph) * p + pw;
-                  const std::size_t y = (std::size_t{bh} * m + mh) * p + ph;
-                  const std::size_t x = (std::size_t{bw} * m + mw) * p + pw;
-                  const float expected = rgb[(y * width + x) * 3 + c];
-                  REQUIRE(values[row * writer.values_per_patch() + column] == expected);
-                  ++checked;
-                }
-  CHECK(checked == values.size());
+      const std::uint32_t grid_w = width / p, grid_h = height / p;
+      REQUIRE(count == std::size_t{grid_h} * grid_w * writer.values_per_patch());
+      std::size_t checked = 0;
+      for (std::uint32_t bh = 0; bh < grid_h / m; ++bh)
+        for (std::uint32_t bw = 0; bw < grid_w / m; ++bw)
+          for (std::uint32_t mh = 0; mh < m; ++mh)
+            for (std::uint32_t mw = 0; mw < m; ++mw)
+              for (std::uint32_t c = 0; c < 3; ++c)
+                for (std::uint32_t t = 0; t < t_size; ++t)
+                  for (std::uint32_t ph = 0; ph < p; ++ph)
+                    for (std::uint32_t pw = 0; pw < p; ++pw) {
+                      const std::size_t row =
+                          ((std::size_t{bh} * (grid_w / m) + bw) * m + mh) * m + mw;
+                      const std::size_t column = ((std::size_t{c} * t_size + t) * p + ph) * p + pw;
+                      const std::size_t y = (std::size_t{bh} * m + mh) * p + ph;
+                      const std::size_t x = (std::size_t{bw} * m + mw) * p + pw;
+                      const float expected = rgb[(y * width + x) * 3 + c];
+                      REQUIRE(value(row * writer.values_per_patch() + column) == expected);
+                      ++checked;
+                    }
+      CHECK(checked == count);
+    }
 }
 
 TEST_CASE("pixel_values follow the configured rescale factor, mean and deviation") {

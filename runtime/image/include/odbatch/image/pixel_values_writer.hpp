@@ -8,8 +8,9 @@
 //              (0, 3, 6, 4, 7, 2, 1, 5, 8) and flattened to (grid_h * grid_w, C * T * P * P).
 // A value depends only on its channel and its uint8 input, so the writer computes each channel's
 // 256 possible values once, in exactly that arithmetic, and the per-pixel work is a table lookup
-// written straight in patch order: float32 output equals the reference bit for bit. bfloat16 is
-// the float32 value rounded to nearest even, as torch's .to(torch.bfloat16).
+// written straight in patch order, a vector of lookups per store where SSE2 is there: float32
+// output equals the reference bit for bit. bfloat16 is the float32 value rounded to nearest even,
+// as torch's .to(torch.bfloat16).
 #include <array>
 #include <cstdint>
 #include <span>
@@ -40,9 +41,9 @@ class PixelValuesWriter {
              std::span<std::uint8_t> out) const;
 
  private:
-  template <class Value>
+  template <class Value, class Entry>
   void write_patches(const std::uint8_t* rgb, std::uint32_t width, std::uint32_t height,
-                     const Value* table, Value* out) const;
+                     const Entry* table, Value* out) const;
 
   PixelDtype dtype_;
   std::uint32_t patch_size_;
@@ -50,7 +51,8 @@ class PixelValuesWriter {
   std::uint32_t temporal_patch_size_;
   std::uint32_t values_per_patch_;
   std::array<float, 3 * 256> float32_table_{};  // [channel][uint8 value]
-  std::array<std::uint16_t, 3 * 256> bfloat16_table_{};
+  // The bfloat16 bits minus 0x8000, so that SSE2's signed 32-to-16-bit pack keeps them whole.
+  std::array<std::int32_t, 3 * 256> bfloat16_table_{};
 };
 
 }  // namespace odbatch
