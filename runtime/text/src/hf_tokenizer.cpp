@@ -211,11 +211,19 @@ class NormalizationMap {
     if (normalized_at != normalized.size()) chunks_.assign(1, Chunk{0, base, end_, true});
   }
 
-  // Turns ranges in the normalized text into ranges in the encoded text.
+  // Turns ranges in the normalized text into ranges in the encoded text. An empty range (a
+  // token of no byte of the text: the space add_prefix_space inserts) stays empty unless it lies
+  // inside a changed chunk, whose whole range it then takes, as it cannot be placed more finely.
   void map_back(std::span<TokenOffsets> offsets) const {
     for (TokenOffsets& range : offsets) {
       const std::size_t begin = original_begin(range.begin);
-      const std::size_t end = range.end == range.begin ? begin : original_end(range.end);
+      std::size_t end = begin;
+      if (range.end != range.begin) {
+        end = original_end(range.end);
+      } else if (!chunks_.empty()) {
+        const Chunk& chunk = chunk_at(range.begin);
+        if (chunk.changed && range.begin > chunk.normalized_begin) end = chunk.original_end;
+      }
       range = {static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end)};
     }
   }
@@ -487,18 +495,39 @@ struct Piece {
   std::size_t origin = 0;
   bool prefixed = false;
 
-  Piece part(std::size_t begin, std::size_t end) const {
-    if (prefixed && begin == 0) return {text.substr(0, end), origin, true};
-    return {text.substr(begin, end - begin), origin + begin - (prefixed ? 1 : 0), false};
-  }
   // Where text[at] (or the end, at == text.size()) lies in the original text.
   std::size_t origin_of(std::size_t at) const { return origin + at - (prefixed && at > 0 ? 1 : 0); }
 };
 
+// Pre-tokenization works on plain views when no offsets are wanted (encode_into's speed), and on
+// Pieces otherwise; these overloads are what differs.
+std::string_view text_of(std::string_view piece) {
+  return piece;
+}
+std::string_view text_of(const Piece& piece) {
+  return piece.text;
+}
+std::string_view part_of(std::string_view piece, std::size_t begin, std::size_t end) {
+  return piece.substr(begin, end - begin);
+}
+Piece part_of(const Piece& piece, std::size_t begin, std::size_t end) {
+  if (piece.prefixed && begin == 0) return {piece.text.substr(0, end), piece.origin, true};
+  return {piece.text.substr(begin, end - begin), piece.origin + begin - (piece.prefixed ? 1 : 0),
+          false};
+}
+// `piece` as its copy `spaced`, which has a space before it.
+std::string_view prefixed_with_space(std::string_view, std::string_view spaced) {
+  return spaced;
+}
+Piece prefixed_with_space(const Piece& piece, std::string_view spaced) {
+  return {spaced, piece.origin, true};
+}
+
 // The split of `piece` at a regex's matches (or a literal's occurrences) under a behaviour, as
 // Hugging Face's Split pre-tokenizer cuts it; empty parts are dropped.
-void split_piece(const SplitStep& step, const Piece& piece, std::vector<Piece>& out) {
-  const std::string_view text = piece.text;
+template <class PieceType>
+void split_piece(const SplitStep& step, const PieceType& piece, std::vector<PieceType>& out) {
+  const std::string_view text = text_of(piece);
   thread_local std::vector<MatchSpan> matches;
   matches.clear();
   if (step.regex) {
@@ -563,7 +592,7 @@ void split_piece(const SplitStep& step, const Piece& piece, std::vector<Piece>& 
       break;
   }
   for (const Part& part : merged)
-    if (part.end > part.begin) out.push_back(piece.part(part.begin, part.end));
+    if (part.end > part.begin) out.push_back(part_of(piece, part.begin, part.end));
 }
 
 struct StringHash {
@@ -599,6 +628,17 @@ class HfBpeTokenizer final : public TextTokenizer {
   // shifted by `base`.
   void encode_text(std::string_view text, std::size_t base, std::vector<TokenId>& ids,
                    std::vector<TokenOffsets>* offsets) const;
+  // Splits `text` into the pieces the model encodes one by one; `prefixed` keeps the pieces
+  // that ByteLevel's add_prefix_space lengthened.
+  template <class PieceType>
+  void pre_tokenize(std::string_view text, std::deque<std::string>& prefixed,
+                    std::vector<PieceType>& pieces) const;
+  // pre_tokenize's Pieces, and their texts in `words`. Kept out of line, so that encode_text
+  // stays small enough for the compiler to inline the word cache into it.
+  [[gnu::noinline]] void pre_tokenize_with_origins(std::string_view text,
+                                                   std::deque<std::string>& prefixed,
+                                                   std::vector<Piece>& pieces,
+                                                   std::vector<std::string_view>& words) const;
   void encode_word(std::string_view word, std::vector<TokenId>& ids) const;
   void merge_word(std::string_view word, std::vector<TokenId>& ids) const;
 
@@ -888,51 +928,78 @@ void HfBpeTokenizer::merge_word(std::string_view word, std::vector<TokenId>& ids
       ids);
 }
 
-void HfBpeTokenizer::encode_text(std::string_view text, std::size_t base, std::vector<TokenId>& ids,
-                                 std::vector<TokenOffsets>* offsets) const {
-  thread_local std::vector<Piece> pieces, next;
-  std::deque<std::string> prefixed;  // pieces that ByteLevel's add_prefix_space lengthened
-  pieces.assign(1, Piece{text, 0, false});
+template <class PieceType>
+void HfBpeTokenizer::pre_tokenize(std::string_view text, std::deque<std::string>& prefixed,
+                                  std::vector<PieceType>& pieces) const {
+  thread_local std::vector<PieceType> next;
+  pieces.assign(1, PieceType{text});
   for (const PreTokenizerStep& step : pre_tokenizer_) {
     next.clear();
     if (const auto* split = std::get_if<SplitStep>(&step)) {
-      for (const Piece& piece : pieces) split_piece(*split, piece, next);
+      for (const PieceType& piece : pieces) split_piece(*split, piece, next);
     } else {
       const auto& byte_level = std::get<ByteLevelStep>(step);
-      for (Piece piece : pieces) {
-        if (byte_level.add_prefix_space && !piece.text.starts_with(' '))
-          piece = {prefixed.emplace_back(" " + std::string(piece.text)), piece.origin, true};
+      for (PieceType piece : pieces) {
+        if (byte_level.add_prefix_space && !text_of(piece).starts_with(' '))
+          piece =
+              prefixed_with_space(piece, prefixed.emplace_back(" " + std::string(text_of(piece))));
         if (!byte_level.gpt2_split) {
           next.push_back(piece);
           continue;
         }
         thread_local std::vector<MatchSpan> matches;
         matches.clear();
-        byte_level.gpt2_split->find_all(piece.text, matches);
+        const std::string_view piece_text = text_of(piece);
+        byte_level.gpt2_split->find_all(piece_text, matches);
         // Isolated: matches and the text between them each become a piece.
         std::size_t previous = 0;
         for (const MatchSpan& match : matches) {
-          if (previous != match.begin) next.push_back(piece.part(previous, match.begin));
-          if (match.end > match.begin) next.push_back(piece.part(match.begin, match.end));
+          if (previous != match.begin) next.push_back(part_of(piece, previous, match.begin));
+          if (match.end > match.begin) next.push_back(part_of(piece, match.begin, match.end));
           previous = match.end;
         }
-        if (previous != piece.text.size()) next.push_back(piece.part(previous, piece.text.size()));
+        if (previous != piece_text.size())
+          next.push_back(part_of(piece, previous, piece_text.size()));
       }
     }
     pieces.swap(next);
   }
-  for (const Piece& piece : pieces) {
-    const std::size_t first = ids.size();
-    encode_word(piece.text, ids);
+}
+
+void HfBpeTokenizer::pre_tokenize_with_origins(std::string_view text,
+                                               std::deque<std::string>& prefixed,
+                                               std::vector<Piece>& pieces,
+                                               std::vector<std::string_view>& words) const {
+  pre_tokenize(text, prefixed, pieces);
+  words.clear();
+  for (const Piece& piece : pieces) words.push_back(piece.text);
+}
+
+void HfBpeTokenizer::encode_text(std::string_view text, std::size_t base, std::vector<TokenId>& ids,
+                                 std::vector<TokenOffsets>* offsets) const {
+  std::deque<std::string> prefixed;
+  thread_local std::vector<std::string_view> words;
+  thread_local std::vector<Piece> pieces;
+  if (offsets == nullptr)
+    pre_tokenize(text, prefixed, words);
+  else
+    pre_tokenize_with_origins(text, prefixed, pieces, words);
+  // One loop, and so one call of encode_word, for both: the compiler then inlines the word
+  // cache as it did before offsets existed.
+  const Piece* piece = pieces.data();
+  for (const std::string_view word : words) {
+    const std::size_t first = offsets != nullptr ? ids.size() : 0;
+    encode_word(word, ids);
     if (offsets == nullptr) continue;
     // The model's tokens spell the piece's bytes in order.
     std::size_t at = 0;
     for (std::size_t i = first; i < ids.size(); ++i) {
       const std::size_t end = at + decoded_bytes_[ids[i]].size();
-      offsets->push_back({static_cast<std::uint32_t>(base + piece.origin_of(at)),
-                          static_cast<std::uint32_t>(base + piece.origin_of(end))});
+      offsets->push_back({static_cast<std::uint32_t>(base + piece->origin_of(at)),
+                          static_cast<std::uint32_t>(base + piece->origin_of(end))});
       at = end;
     }
+    ++piece;
   }
 }
 

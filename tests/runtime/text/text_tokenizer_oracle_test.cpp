@@ -1,7 +1,8 @@
 // Byte-level BPE (tokenizer.json) and tiktoken against the reference libraries: Hugging Face's
 // `tokenizers` and `js-tiktoken`, run by tokenizer_oracles.js (a CTest fixture) on the dataset's
 // message texts and an adversarial string set. Ids must be equal for every text, and decoding
-// must give what the reference decodes.
+// must give what the reference decodes. Token offsets (tokenizer.json) must be the reference's
+// wherever normalization leaves the text unchanged; see check_offsets for the rule.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -138,6 +139,82 @@ void check_adversarial(const std::string& name) {
   CHECK(decode_differences == 0);
 }
 
+// The reference reports offsets in whole characters (a token holding part of a character gets
+// the character's range) and trims nothing here (the fixture turns trim_offsets off); odbatch's
+// are in bytes. So each of odbatch's ranges, widened to whole characters, must equal the
+// reference's, except:
+// - a token touching a chunk that normalization changed has the chunk's whole range, which must
+//   hold the reference's finer one;
+// - a token standing for no byte of the text (the space ByteLevel's add_prefix_space inserts)
+//   has an empty range where the reference gives it the next character's; both begin there.
+std::size_t offsets_mismatch(const std::string& text, const std::vector<TokenOffsets>& got,
+                             const std::vector<std::uint32_t>& expected,
+                             const std::vector<std::uint32_t>& changed) {
+  const auto character_begin = [&](std::size_t at) {
+    while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
+      --at;
+    return at;
+  };
+  const auto character_end = [&](std::size_t at) {
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+    return at;
+  };
+  const auto touches_changed = [&](const TokenOffsets& range) {
+    for (std::size_t k = 0; k + 1 < changed.size(); k += 2)
+      if (range.begin < changed[k + 1] && changed[k] < range.end) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const TokenOffsets& ours = got[i];
+    const TokenOffsets theirs{expected[2 * i], expected[2 * i + 1]};
+    bool fits = false;
+    if (ours.begin == ours.end)
+      fits = ours.begin == theirs.begin;
+    else if (touches_changed(ours))
+      fits = ours.begin <= theirs.begin && theirs.end <= ours.end;
+    else
+      fits = character_begin(ours.begin) == theirs.begin && character_end(ours.end) == theirs.end;
+    if (!fits) return i + 1;
+  }
+  return 0;
+}
+
+std::string describe_offsets(const std::vector<TokenOffsets>& offsets) {
+  json flat = json::array();
+  for (const TokenOffsets& range : offsets) flat.push_back({range.begin, range.end});
+  return flat.dump();
+}
+
+void check_offsets(const std::string& name, const std::string& set) {
+  const auto tokenizer = load(name);
+  const std::vector<std::string> texts = read_texts(set);
+  const std::vector<json> answers =
+      read_json_lines(kOracleDir / (name + "." + set + ".offsets.jsonl"));
+  REQUIRE(texts.size() == answers.size());
+  std::size_t differences = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::vector<TokenId> ids;
+    std::vector<TokenOffsets> offsets;
+    tokenizer->encode_with_offsets_into(texts[i], {}, ids, offsets);
+    REQUIRE(ids == tokenizer->encode(texts[i]));
+    const auto expected = answers[i].at("offsets").get<std::vector<std::uint32_t>>();
+    const auto changed = answers[i].at("changed").get<std::vector<std::uint32_t>>();
+    if (expected.size() != 2 * offsets.size()) {
+      if (++differences <= 5)
+        FAIL_CHECK("text " << i << " " << json(texts[i]).dump() << ": " << offsets.size()
+                           << " offsets, the reference has " << expected.size() / 2);
+      continue;
+    }
+    if (const std::size_t token = offsets_mismatch(texts[i], offsets, expected, changed);
+        token != 0 && ++differences <= 5)
+      FAIL_CHECK("offsets differ at token "
+                 << token - 1 << " of text " << i << " " << json(texts[i]).dump()
+                 << "\n  odbatch:   " << describe_offsets(offsets) << "\n  reference: "
+                 << json(expected).dump() << "\n  changed:   " << json(changed).dump());
+  }
+  CHECK_MESSAGE(differences == 0, differences << " of " << texts.size() << " texts differ");
+}
+
 }  // namespace
 
 TEST_CASE("byte-level BPE, Qwen2-style tokenizer.json: ids equal HF tokenizers on the dataset") {
@@ -179,6 +256,39 @@ TEST_CASE(
     "byte-level BPE, every Split behaviour, NFKC, Roberta: ids and decode equal HF on adversarial "
     "text") {
   check_adversarial("behaviours");
+}
+TEST_CASE("byte-level BPE tokenizer.json: token offsets agree with HF tokenizers' offsets") {
+  for (const std::string name : {"qwen2", "llama3", "gpt2", "nemo", "behaviours"}) {
+    for (const std::string set : {"dataset", "adversarial"}) {
+      CAPTURE(name);
+      CAPTURE(set);
+      check_offsets(name, set);
+    }
+  }
+}
+TEST_CASE("tiktoken: token offsets tile the text, each holding its token's bytes") {
+  for (const std::string name : {"cl100k_base", "o200k_base"}) {
+    const auto tokenizer = load(name);
+    std::size_t differences = 0;
+    for (const std::string set : {"dataset", "adversarial"}) {
+      for (const std::string& text : read_texts(set)) {
+        std::vector<TokenId> ids;
+        std::vector<TokenOffsets> offsets;
+        tokenizer->encode_with_offsets_into(text, {}, ids, offsets);
+        bool fits = ids == tokenizer->encode(text) && offsets.size() == ids.size();
+        std::uint32_t at = 0;
+        for (std::size_t i = 0; fits && i < ids.size(); ++i) {
+          fits = offsets[i].begin == at &&
+                 text.substr(at, offsets[i].end - at) == tokenizer->id_to_token(ids[i]);
+          at = offsets[i].end;
+        }
+        if ((!fits || at != text.size()) && ++differences <= 5)
+          FAIL_CHECK(name << ": offsets wrong for " << json(text).dump() << ": "
+                          << describe_offsets(offsets));
+      }
+    }
+    CHECK_MESSAGE(differences == 0, name << ": " << differences << " texts with wrong offsets");
+  }
 }
 TEST_CASE("tiktoken cl100k_base: ids equal js-tiktoken on the dataset") {
   check_dataset("cl100k_base");

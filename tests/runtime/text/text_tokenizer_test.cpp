@@ -19,6 +19,7 @@
 #include "odbatch/text/tiktoken_tokenizer.hpp"
 #include "source_test_files.hpp"
 #include "tokenizer_test_models.hpp"
+#include "tokenizer_test_support.hpp"
 
 namespace odbatch {
 namespace {
@@ -98,6 +99,30 @@ json added_token(TokenId id, const std::string& content, json flags = json::obje
                 {"rstrip", false}, {"normalized", false}, {"special", true}};
   token.update(flags);
   return token;
+}
+
+// RFC 4648 base64 with padding, as tiktoken ranks files write tokens.
+std::string base64(const std::string& bytes) {
+  static constexpr char kBase64[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    unsigned group = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 2]);
+    for (std::size_t k = 0; k < 4; ++k)
+      out += k <= bytes.size() - i ? kBase64[group >> (18 - 6 * k) & 63] : '=';
+  }
+  return out;
+}
+
+// A tiktoken ranks file: the 256 bytes, then "he" 256, "ll" 257, "hell" 258, "hello" 259.
+std::string tiny_ranks() {
+  std::string ranks;
+  for (int b = 0; b < 256; ++b)
+    ranks += base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  return ranks + base64("he") + " 256\n" + base64("ll") + " 257\n" + base64("hell") + " 258\n" +
+         base64("hello") + " 259\n";
 }
 
 std::unique_ptr<TextTokenizer> parse(const json& config) {
@@ -243,24 +268,7 @@ TEST_CASE("tokenizer.json features it cannot honour fail loading, naming the JSO
 
 TEST_CASE("tiktoken ranks file: encodes by rank, special tokens, and errors naming the line") {
   test::ScratchDirectory dir;
-  std::string ranks;
-  static constexpr char kBase64[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto base64 = [](const std::string& bytes) {
-    std::string out;
-    for (std::size_t i = 0; i < bytes.size(); i += 3) {
-      unsigned group = static_cast<unsigned char>(bytes[i]) << 16;
-      if (i + 1 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-      if (i + 2 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 2]);
-      for (std::size_t k = 0; k < 4; ++k)
-        out += k <= bytes.size() - i ? kBase64[group >> (18 - 6 * k) & 63] : '=';
-    }
-    return out;
-  };
-  for (int b = 0; b < 256; ++b)
-    ranks += base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
-  ranks += base64("he") + " 256\n" + base64("ll") + " 257\n" + base64("hell") + " 258\n" +
-           base64("hello") + " 259\n";
+  const std::string ranks = tiny_ranks();
   const auto file = dir.write("ranks.tiktoken", ranks);
   TiktokenOptions options;
   options.pattern = tiktoken_pattern_preset("cl100k_base");
@@ -333,6 +341,162 @@ TEST_CASE(
   CHECK_FALSE(tokenizer->token_to_id("no such piece").has_value());
   CHECK(tokenizer->id_to_token(bos) == "<s>");
   CHECK_THROWS_AS(load_sentencepiece_tokenizer("/nonexistent.model"), TokenizerModelError);
+}
+
+}  // namespace odbatch
+
+namespace odbatch {
+namespace {
+
+using Ranges = std::vector<TokenOffsets>;
+
+// Encodes with offsets and checks what holds for every tokenizer: the ids are encode's, one
+// range per id, each within the text, begins non-decreasing; with `tiles`, the ranges also
+// follow one another from the start to the end of the text (text unchanged by normalization).
+Ranges offsets_of(const TextTokenizer& tokenizer, const std::string& text,
+                  const TextEncodeOptions& options = {}, bool tiles = true) {
+  Ids ids = {7};  // appended to, not replaced
+  Ranges offsets = {{1, 2}};
+  tokenizer.encode_with_offsets_into(text, options, ids, offsets);
+  REQUIRE(ids.size() == offsets.size());
+  CHECK(ids.front() == 7);
+  CHECK(offsets.front() == TokenOffsets{1, 2});
+  ids.erase(ids.begin());
+  offsets.erase(offsets.begin());
+  CHECK(ids == tokenizer.encode(text, options));
+  std::string covered;
+  std::uint32_t previous_begin = 0, at = 0;
+  for (const TokenOffsets& range : offsets) {
+    CHECK(range.begin <= range.end);
+    CHECK(range.end <= text.size());
+    CHECK(range.begin >= previous_begin);
+    previous_begin = range.begin;
+    if (!tiles) continue;
+    CHECK(range.begin == at);
+    covered += text.substr(range.begin, range.end - range.begin);
+    at = range.end;
+  }
+  if (tiles) CHECK(covered == text);
+  return offsets;
+}
+
+json with_normalizer(json config, const std::string& form) {
+  config["normalizer"] = {{"type", form}};
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("offsets, byte-level BPE: each token's bytes, characters split between tokens") {
+  const auto tokenizer = parse(tiny_tokenizer());
+  // hello, " w", o, r, l, d, " ", then the snowman's three bytes, one token each.
+  CHECK(offsets_of(*tokenizer, "hello world \xE2\x98\x83\n") == Ranges{{0, 5},
+                                                                       {5, 7},
+                                                                       {7, 8},
+                                                                       {8, 9},
+                                                                       {9, 10},
+                                                                       {10, 11},
+                                                                       {11, 12},
+                                                                       {12, 13},
+                                                                       {13, 14},
+                                                                       {14, 15},
+                                                                       {15, 16}});
+  CHECK(offsets_of(*tokenizer, "").empty());
+  offsets_of(*tokenizer, "aaaa hell  x\t\t\n 12 \xF0\x9F\x98\x80!");
+  std::vector<TokenId> ids;
+  Ranges offsets;
+  CHECK_THROWS_AS(tokenizer->encode_with_offsets_into("bad \xFF", {}, ids, offsets),
+                  std::invalid_argument);
+}
+
+TEST_CASE("offsets, byte-level BPE: added tokens with their stripped spaces, post-processor") {
+  json config = tiny_tokenizer();
+  config["added_tokens"] = {added_token(262, "<|im_start|>"),
+                            added_token(263, "<mask>", {{"lstrip", true}, {"rstrip", true}})};
+  config["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"SpecialToken", {{"id", "<|im_start|>"}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+        {{"SpecialToken", {{"id", "<mask>"}, {"type_id", 0}}}}}},
+      {"pair", nullptr},
+      {"special_tokens",
+       {{"<|im_start|>", {{"id", "<|im_start|>"}, {"ids", {262}}, {"tokens", {"<|im_start|>"}}}},
+        {"<mask>", {{"id", "<mask>"}, {"ids", {263}}, {"tokens", {"<mask>"}}}}}}};
+  const auto tokenizer = parse(config);
+  CHECK(offsets_of(*tokenizer, "hello  <mask>  hello") == Ranges{{0, 5}, {5, 15}, {15, 20}});
+  CHECK(offsets_of(*tokenizer, "hello<|im_start|>") == Ranges{{0, 5}, {5, 17}});
+  // The special token as text: its bytes, tiled.
+  CHECK(offsets_of(*tokenizer, "<|im_start|>", {.recognize_special_tokens = false}).size() > 1);
+  // Tokens the post-processor adds: empty, at the start and at the end.
+  CHECK(offsets_of(*tokenizer, "hello", {.add_special_tokens = true}, false) ==
+        Ranges{{0, 0}, {0, 5}, {5, 5}});
+}
+
+TEST_CASE("offsets, byte-level BPE: the space add_prefix_space inserts stands for no byte") {
+  json config = tiny_tokenizer();
+  config["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = true;
+  const auto tokenizer = parse(config);
+  // " world": " w" holds the inserted space and "w"; "hello" needs none.
+  CHECK(offsets_of(*tokenizer, "world") == Ranges{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
+  // "x" becomes " x": the space alone is a token, of no byte of the text.
+  CHECK(offsets_of(*tokenizer, "x", {}, false) == Ranges{{0, 0}, {0, 1}});
+}
+
+TEST_CASE("offsets, byte-level BPE: text that normalization changes maps back chunk by chunk") {
+  // NFC composes "e" and U+0301 into U+00E9: the tokens of that chunk (it begins at the ASCII
+  // "e") get its whole range; the unchanged text around it keeps exact ranges.
+  const auto nfc = parse(with_normalizer(tiny_tokenizer(), "NFC"));
+  CHECK(offsets_of(*nfc, "x e\xCC\x81 hello", {}, false) ==
+        Ranges{{0, 1}, {1, 2}, {2, 5}, {2, 5}, {5, 6}, {6, 11}});
+  // Text NFC leaves alone is exact, composed characters and all.
+  offsets_of(*nfc, "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 hello");
+  // NFKC turns the ligature U+FB01 into "fi": both tokens have the ligature's range.
+  const auto nfkc = parse(with_normalizer(tiny_tokenizer(), "NFKC"));
+  CHECK(offsets_of(*nfkc, "\xEF\xAC\x81x", {}, false) == Ranges{{0, 3}, {0, 3}, {3, 4}});
+  // NFD lengthens U+00E9 to "e" U+0301: three tokens, all of the two bytes of U+00E9.
+  const auto nfd = parse(with_normalizer(tiny_tokenizer(), "NFD"));
+  CHECK(offsets_of(*nfd, "\xC3\xA9!", {}, false) == Ranges{{0, 2}, {0, 2}, {0, 2}, {2, 3}});
+}
+
+TEST_CASE("offsets, byte-level BPE: an added token matched after normalization") {
+  json config = with_normalizer(tiny_tokenizer(), "NFC");
+  config["added_tokens"] = {
+      added_token(262, "caf\xC3\xA9", {{"normalized", true}, {"special", false}})};
+  const auto tokenizer = parse(config);
+  // "cafe" U+0301 normalizes to the token's text; its range runs to the end of the changed chunk.
+  const Ranges ranges = offsets_of(*tokenizer, "cafe\xCC\x81!", {}, false);
+  CHECK(ranges == Ranges{{0, 6}, {6, 7}});
+  CHECK(tokenizer->encode("cafe\xCC\x81!").front() == 262);
+}
+
+TEST_CASE("offsets, tiktoken: each token's bytes, special tokens' own range") {
+  test::ScratchDirectory dir;
+  TiktokenOptions options;
+  options.pattern = tiktoken_pattern_preset("cl100k_base");
+  options.special_tokens = {{"<|endoftext|>", 1000}};
+  const auto tokenizer = load_tiktoken(dir.write("ranks.tiktoken", tiny_ranks()), options);
+  const Ranges ranges = offsets_of(*tokenizer, "hello hell<|endoftext|>x");
+  CHECK(ranges == Ranges{{0, 5}, {5, 6}, {6, 10}, {10, 23}, {23, 24}});
+  offsets_of(*tokenizer, "<|endoftext|>", {.recognize_special_tokens = false});
+  offsets_of(*tokenizer, "  \xE2\x98\x83\xF0\x9F\x98\x80 12345\n\n hello's");
+}
+
+TEST_CASE("offsets, sentencepiece: the pieces' ranges, control pieces and BOS") {
+  const auto bytes = load_sentencepiece_tokenizer(test::model_path(test::kByteChatModel));
+  offsets_of(*bytes, "Hello world, this is a test.");
+  offsets_of(*bytes, "A snowman \xE2\x98\x83 and \xF0\x9F\x98\x80 here");
+  const Ranges with_controls = offsets_of(*bytes, "<s>Hello</s>");
+  CHECK(with_controls.front() == TokenOffsets{0, 3});
+  CHECK(with_controls.back() == TokenOffsets{8, 12});
+  CHECK(offsets_of(*bytes, "Hello", {.add_special_tokens = true}, false).front() ==
+        TokenOffsets{0, 0});
+  // The default normalization drops extra spaces: no range holds them, and all lie in order.
+  const auto chat = load_sentencepiece_tokenizer(test::model_path(test::kChatModel));
+  const Ranges spaced = offsets_of(*chat, "  Hello   world  ", {}, false);
+  REQUIRE_FALSE(spaced.empty());
+  CHECK(spaced.front().begin >= 2);
+  CHECK(spaced.back().end <= 15);
 }
 
 }  // namespace odbatch

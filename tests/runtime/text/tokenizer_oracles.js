@@ -13,6 +13,12 @@
 //   <name>.adversarial.jsonl                per text: {"ids", "ids_with_special",
 //                                           "ids_specials_as_text", "decoded",
 //                                           "decoded_skipping_special" (tokenizer.json only)}
+//   <name>.{dataset,adversarial}.offsets.jsonl
+//                                           tokenizer.json only, per text: {"offsets": each
+//                                           token's [begin, end) flattened, in bytes of the
+//                                           UTF-8 text, "changed": [begin, end) of each
+//                                           chunk (see normalizedChunks) that normalization
+//                                           changes, flattened}
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -180,6 +186,52 @@ const HF_CONFIGS = {
   },
 };
 
+// The bytes before each code point of `text`, and the total at the end: the reference reports
+// offsets in code points (its Node binding converts Rust's byte offsets to chars).
+function byteOffsetsOfCodePoints(text) {
+  const offsets = [0];
+  for (const character of text) offsets.push(offsets.at(-1) + Buffer.byteLength(character));
+  return offsets;
+}
+
+// The byte ranges of the chunks of `text` that each begin at an ASCII character (the first may
+// begin elsewhere) and whose normal form under `form` differs from them; normalization never
+// acts across such chunks, so these are the parts of the text it changes.
+function changedChunks(text, form) {
+  if (!form) return [];
+  const changed = [];
+  let begin = 0, chunk = '', bytes = 0;
+  const flush = () => {
+    if (chunk && chunk.normalize(form) !== chunk) changed.push(begin, bytes);
+    begin = bytes;
+    chunk = '';
+  };
+  for (const character of text) {
+    if (character.codePointAt(0) < 0x80) flush();
+    chunk += character;
+    bytes += Buffer.byteLength(character);
+  }
+  flush();
+  return changed;
+}
+
+// The Unicode normal form a normalizer configuration applies (one form at most here).
+function normalForm(normalizer) {
+  if (!normalizer) return null;
+  if (normalizer.type === 'Sequence') {
+    const forms = normalizer.normalizers.map(normalForm).filter((f) => f);
+    if (forms.length > 1) throw new Error('one normal form at most');
+    return forms[0] ?? null;
+  }
+  return normalizer.type;
+}
+
+// The same tokenizer reporting untrimmed offsets: trim_offsets (ByteLevel's, the processors')
+// narrows ranges to leave out spaces and changes no id; odbatch's ranges include them.
+function untrimmed(json) {
+  return JSON.parse(JSON.stringify(json), (key, value) => (key === 'trim_offsets' ? false : value));
+}
+
 async function hfTokenizers(dataset) {
   const trainFile = out('train.txt');
   fs.writeFileSync(trainFile, dataset.join('\n'));
@@ -234,6 +286,8 @@ async function hfTokenizers(dataset) {
       (t.special ? {...t, content: `\u0000never${t.id}`} : t))};
     results.push({name, tokenizer: hf.Tokenizer.fromString(text),
                   plain: hf.Tokenizer.fromString(JSON.stringify(withoutSpecials)),
+                  untrimmed: hf.Tokenizer.fromString(JSON.stringify(untrimmed(json))),
+                  form: normalForm(config.normalizer),
                   specials: config.added.map((t) => t.content)});
   }
   return results;
@@ -262,9 +316,19 @@ async function main() {
   const adversarial = adversarialTexts(allSpecials);
   writeLines('adversarial.jsonl', adversarial);
 
-  for (const {name, tokenizer, plain} of hfResults) {
+  for (const {name, tokenizer, plain, untrimmed: withOffsets, form} of hfResults) {
     const encodeAll = async (encoder, texts, addSpecialTokens) =>
       (await encoder.encodeBatch(texts, {addSpecialTokens})).map((e) => e.getIds());
+    const writeOffsets = async (set, texts) => {
+      const encodings = await withOffsets.encodeBatch(texts, {addSpecialTokens: false});
+      writeLines(`${name}.${set}.offsets.jsonl`, encodings.map((encoding, i) => {
+        const bytes = byteOffsetsOfCodePoints(texts[i]);
+        return {offsets: encoding.getOffsets().flatMap(([b, e]) => [bytes[b], bytes[e]]),
+                changed: changedChunks(texts[i], form)};
+      }));
+    };
+    await writeOffsets('dataset', dataset);
+    await writeOffsets('adversarial', adversarial);
     writeLines(`${name}.dataset.jsonl`, await encodeAll(tokenizer, dataset, false));
     const ids = await encodeAll(tokenizer, adversarial, false);
     const withSpecial = await encodeAll(tokenizer, adversarial, true);
