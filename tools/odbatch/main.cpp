@@ -25,6 +25,17 @@ namespace {
 // Usage errors share the exit status of other input errors.
 constexpr int kInputErrorStatus = 2;
 
+// A whole number of at least 1. (CLI11's PositiveNumber, failing, names a bound of 300 digits.)
+const CLI::Validator kAtLeastOne(
+    [](std::string& input) -> std::string {
+      const bool digits =
+          !input.empty() && input.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits) return "expected a whole number of at least 1, got '" + input + "'";
+      if (input.find_first_not_of('0') == std::string::npos) return "must be at least 1, got 0";
+      return {};
+    },
+    "AT LEAST 1");
+
 // `plan`'s arguments as parsed; empty strings stand for options not given.
 struct PlanArguments {
   std::string scenario;
@@ -95,20 +106,22 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
   auto* run = app.add_subcommand("run", "Run the pipeline of a TOML file standalone and summarise");
   run->add_option("config", arguments.config, "Pipeline TOML file (see docs/pipeline-toml.md)")
       ->required();
-  run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(CLI::PositiveNumber);
+  run->add_option("--epochs", arguments.epochs, "Epochs to run")->check(kAtLeastOne);
   auto* first_epoch =
       run->add_option("--first-epoch", arguments.first_epoch, "Number of the first epoch");
   run->add_option("--max-steps", arguments.max_steps,
                   "Stop after this many steps in all, as a trainer's max_steps does: every rank "
                   "departs there (Pipeline::depart)")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne)
+      ->default_str("");  // unset: no limit
   auto* save_at =
       run->add_option(
              "--save-state-at", arguments.save_state_at,
              "After this many steps of this run (over its epochs), save the loader's checkpoint to "
              "--state (every rank's part, joined by rank 0) and stop there, "
              "as a preempted trainer would")
-          ->check(CLI::PositiveNumber);
+          ->check(kAtLeastOne)
+          ->default_str("");
   auto* state =
       run->add_option("--state", arguments.state, "The checkpoint file --save-state-at writes");
   save_at->needs(state);
@@ -151,7 +164,8 @@ CLI::App* add_audit_command(CLI::App& app, AuditArguments& arguments) {
       "Check run ledgers (one per rank): every id of each epoch emitted or rejected exactly once, "
       "every rank present, equal step counts");
   audit->add_option("ledgers", arguments.ledgers, "Ledger files written by `odbatch run --ledger`")
-      ->required();
+      ->required()
+      ->default_str("");
   audit->add_option("--config", arguments.config,
                     "Pipeline TOML whose dataset, seed, shuffle and split the ledgers must match");
   audit->add_option("--json", arguments.json, "Write the report as JSON");
@@ -184,6 +198,7 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArguments& arguments) {
       "MASTER_ADDR, MASTER_PORT); the first failure or a signal stops them all");
   launch->add_option("--nproc", arguments.nproc, "Number of ranks")
       ->required()
+      ->default_str("")
       ->check(CLI::Range(1u, 1024u));
   launch->add_option("--master-addr", arguments.master_addr,
                      "Address of rank 0's store (an IPv4 address of this machine)");
@@ -191,7 +206,9 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArguments& arguments) {
                      "Port of rank 0's store; 0: a free one");
   launch->add_option("--grace-ms", arguments.grace_ms,
                      "After a failure or a signal, how long the ranks have to exit before SIGKILL");
-  launch->add_option("command", arguments.command, "The command to run, after --")->required();
+  launch->add_option("command", arguments.command, "The command to run, after --")
+      ->required()
+      ->default_str("");
   return launch;
 }
 
@@ -331,22 +348,22 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArguments& arguments) {
                            "bimodal:short_mean=M,short_cv=C,long_mean=M,long_cv=C,short_weight=W");
   trace->excludes(distribution);
   simulate->add_option("--samples", arguments.samples, "Samples drawn from --dist")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   simulate->add_option("--name", arguments.name, "The workload's name in the report");
   simulate->add_option("--ranks", arguments.ranks, "Data-parallel ranks in all")
       ->check(CLI::Range(1, 4096));
   simulate->add_option("--nodes", arguments.nodes, "Nodes the ranks span (dividing --ranks)")
       ->check(CLI::Range(1, 512));
   simulate->add_option("--token-budget", arguments.token_budget, "Token budget per group")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   simulate
       ->add_option("--budget-mode", arguments.budget_mode,
                    "padded (|g| * max L, padded layout) or packed (sum L, varlen layout)")
       ->check(CLI::IsMember({"padded", "packed"}));
   simulate->add_option("--window", arguments.window, "ODB window: samples admitted per round")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   simulate->add_option("--max-seq-len", arguments.max_seq_len, "Cap of lengths drawn from --dist")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   simulate->add_option("--warmup", arguments.warmup, "Warm-up of the balanced policy")
       ->check(CLI::IsMember({"none", "short", "linear"}));
   simulate
@@ -362,7 +379,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArguments& arguments) {
       ->add_option("--batch-sizes", arguments.batch_sizes,
                    "Standard's per-rank batch sizes; speedups are over the first")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   simulate
       ->add_option("--bmt-buckets-per-octave", arguments.buckets_per_octave,
                    "BMT's length buckets per doubling of the length")
@@ -393,7 +410,8 @@ CLI::App* add_store_command(CLI::App& app, StoreArguments& arguments) {
   store->add_option("--host", arguments.host, "Address to bind, e.g. the MASTER_ADDR of the run")
       ->required();
   store->add_option("--port", arguments.port, "Port to bind; 0 picks a free one (printed)")
-      ->required();
+      ->required()
+      ->default_str("");
   store->add_flag("--token-env", arguments.token_env,
                   "Require clients to present the token in ODBATCH_STORE_TOKEN");
   return store;
@@ -460,6 +478,9 @@ CLI::App* add_stress_command(CLI::App& app, StressArguments& arguments) {
 
 int main(int argc, char** argv) {
   CLI::App app{"odbatch: online dynamic batching tools"};
+  app.set_version_flag("--version", "odbatch " ODBATCH_VERSION);
+  // Every option's help shows its default; subcommands inherit this.
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   PlanArguments plan_arguments;
   const CLI::App* plan = add_plan_command(app, plan_arguments);

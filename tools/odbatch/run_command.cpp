@@ -1,5 +1,7 @@
 #include "run_command.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,11 +37,21 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Redraws one status line on stderr until stopped.
+// One epoch's progress on stderr until stopped: on a terminal a bar redrawn twice a second, else
+// (a file or a pipe) a plain line every kPlainInterval, as logs want it. Counts are the epoch's
+// own (the pipeline's are cumulative over epochs); records read count from the first record, so
+// progress shows while the lookahead fills, before the first batch.
 class ProgressLine {
  public:
-  ProgressLine(const Pipeline& pipeline, std::uint64_t shard_records)
-      : pipeline_(pipeline), shard_records_(shard_records), start_(Clock::now()) {
+  static constexpr std::chrono::seconds kPlainInterval{10};
+
+  ProgressLine(const Pipeline& pipeline, std::uint64_t epoch, std::uint64_t shard_records)
+      : pipeline_(pipeline),
+        epoch_(epoch),
+        shard_records_(shard_records),
+        at_start_(pipeline.stats()),
+        terminal_(isatty(STDERR_FILENO) == 1),
+        start_(Clock::now()) {
     thread_ = std::thread([this] { run(); });
   }
   ~ProgressLine() {
@@ -50,30 +62,51 @@ class ProgressLine {
     wake_.notify_all();
     thread_.join();
     draw();
-    std::fputc('\n', stderr);
+    if (terminal_) std::fputc('\n', stderr);
   }
 
  private:
   void run() {
+    const auto interval = terminal_ ? std::chrono::milliseconds(500) : kPlainInterval;
     std::unique_lock lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop_; })) draw();
+    while (!wake_.wait_for(lock, interval, [&] { return stop_; })) draw();
   }
   void draw() const {
     const auto s = pipeline_.stats();
     const double elapsed = std::max(seconds_since(start_), 1e-9);
-    const double done = shard_records_ ? ratio(real(s.records_read), real(shard_records_)) : 1.0;
-    std::fprintf(stderr,
-                 "\r[%-30.*s] %5.1f%%  %llu samples  %llu rejected  %llu batches  %.0f samples/s  "
-                 "%.0f tokens/s   ",
-                 static_cast<int>(done * 30), "##############################", done * 100,
-                 static_cast<unsigned long long>(s.samples_emitted),
-                 static_cast<unsigned long long>(s.samples_rejected),
-                 static_cast<unsigned long long>(s.batches), real(s.samples_emitted) / elapsed,
-                 real(s.tokens) / elapsed);
+    const std::uint64_t read = s.records_read - at_start_.records_read;
+    const std::uint64_t samples = s.samples_emitted - at_start_.samples_emitted;
+    const std::uint64_t rejected = s.samples_rejected - at_start_.samples_rejected;
+    const std::uint64_t batches = s.batches - at_start_.batches;
+    const double tokens = real(s.tokens - at_start_.tokens);
+    const double done =
+        shard_records_ ? std::min(1.0, ratio(real(read), real(shard_records_))) : 1.0;
+    if (terminal_) {
+      std::fprintf(
+          stderr,
+          "\repoch %llu [%-30.*s] %5.1f%%  %llu read  %llu samples  %llu rejected  %llu "
+          "batches  %.0f samples/s  %.0f tokens/s   ",
+          static_cast<unsigned long long>(epoch_), static_cast<int>(done * 30),
+          "##############################", done * 100, static_cast<unsigned long long>(read),
+          static_cast<unsigned long long>(samples), static_cast<unsigned long long>(rejected),
+          static_cast<unsigned long long>(batches), real(samples) / elapsed, tokens / elapsed);
+    } else {
+      std::fprintf(
+          stderr,
+          "odbatch run: epoch %llu: %.1f%% (%llu of %llu records read), %llu samples, "
+          "%llu rejected, %llu batches, %.0f samples/s after %.0f s\n",
+          static_cast<unsigned long long>(epoch_), done * 100,
+          static_cast<unsigned long long>(read), static_cast<unsigned long long>(shard_records_),
+          static_cast<unsigned long long>(samples), static_cast<unsigned long long>(rejected),
+          static_cast<unsigned long long>(batches), real(samples) / elapsed, elapsed);
+    }
   }
 
   const Pipeline& pipeline_;
+  std::uint64_t epoch_;
   std::uint64_t shard_records_;
+  StatsSnapshot at_start_;
+  bool terminal_;
   Clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -88,7 +121,8 @@ nlohmann::json stage_json(const StageSnapshot& stage) {
           {"blocked_seconds", stage.blocked_seconds}};
 }
 
-nlohmann::json summary_json(const StatsSnapshot& s, double wall_seconds, double process_cpu) {
+nlohmann::json summary_json(const StatsSnapshot& s, std::uint64_t steps_taken, double wall_seconds,
+                            double process_cpu) {
   nlohmann::json rejected = nlohmann::json::object();
   for (const auto& [reason, count] : s.rejected_by_reason) rejected[reason] = count;
   const std::uint64_t real_batches = s.batches - s.idle_batches;
@@ -100,6 +134,7 @@ nlohmann::json summary_json(const StatsSnapshot& s, double wall_seconds, double 
           {"rejected_by_reason", rejected},
           {"batches", s.batches},
           {"idle_batches", s.idle_batches},
+          {"steps_taken", steps_taken},
           {"tokens", s.tokens},
           {"labels", s.labels},
           {"padding_efficiency", s.padding_efficiency()},
@@ -127,11 +162,11 @@ void print_summary(const nlohmann::json& j) {
   for (const auto& [reason, count] : j["rejected_by_reason"].items())
     std::printf(" (%s %llu)", reason.c_str(), count.get<unsigned long long>());
   std::printf(
-      "\nbatches: %llu (%llu IDLE), %.1f samples and %.0f tokens per batch, padding "
-      "efficiency %.4f\n",
-      j["batches"].get<unsigned long long>(), j["idle_batches"].get<unsigned long long>(),
-      j["mean_samples_per_batch"].get<double>(), j["mean_tokens_per_batch"].get<double>(),
-      j["padding_efficiency"].get<double>());
+      "\nsteps: %llu taken; batches: %llu emitted (%llu IDLE), %.1f samples and %.0f tokens per "
+      "batch, padding efficiency %.4f\n",
+      j["steps_taken"].get<unsigned long long>(), j["batches"].get<unsigned long long>(),
+      j["idle_batches"].get<unsigned long long>(), j["mean_samples_per_batch"].get<double>(),
+      j["mean_tokens_per_batch"].get<double>(), j["padding_efficiency"].get<double>());
   std::printf(
       "throughput: %.0f samples/s, %.0f tokens/s over %.2f s; first batch after %.2f s; "
       "trainer waited %.2f s\n",
@@ -220,15 +255,15 @@ int run_pipeline_command(const RunOptions& options) {
   }
   const auto start = Clock::now();
   const double cpu_start = process_cpu_seconds();
+  std::uint64_t steps = 0;
   try {
-    std::uint64_t steps = 0;
     const auto at_max_steps = [&] { return options.max_steps && steps == *options.max_steps; };
     const auto at_save = [&] { return options.save_state && steps == options.save_state->steps; };
     const auto first = resumed_epoch.value_or(options.first_epoch);
     for (std::uint64_t e = first; e < first + options.epochs; ++e) {
       if (!(resumed_epoch && e == first)) pipeline->start_epoch(e);
       std::optional<ProgressLine> progress;
-      if (options.progress) progress.emplace(*pipeline, pipeline->shard_records());
+      if (options.progress) progress.emplace(*pipeline, e, pipeline->shard_records());
       while (!at_max_steps() && !at_save() && pipeline->next_batch()) ++steps;
       if (at_save()) {
         const auto part = pipeline->state();
@@ -249,8 +284,8 @@ int run_pipeline_command(const RunOptions& options) {
     std::cerr << "odbatch run: pipeline failed: " << e.what() << '\n';
     return 1;
   }
-  const auto summary =
-      summary_json(pipeline->stats(), seconds_since(start), process_cpu_seconds() - cpu_start);
+  const auto summary = summary_json(pipeline->stats(), steps, seconds_since(start),
+                                    process_cpu_seconds() - cpu_start);
   print_summary(summary);
   bool written = true;
   if (json_path) written = write_text(*json_path, summary.dump(2) + '\n');

@@ -1,0 +1,71 @@
+// The command line as a user meets it: --version, help that shows defaults, range errors that say
+// what is wanted, and `run`'s progress on a pipe (plain lines, per-epoch percentages) and its
+// summary (the steps a --max-steps run took, apart from the batches the pipeline prefetched).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace odbatch::test;
+
+const fs::path kData = ODBATCH_DATA_DIR;
+
+// The first `count` text records of the dataset, and a pipeline over them with a small window.
+fs::path small_pipeline(int count) {
+  std::ifstream in(kData / "sft" / "mixed.jsonl");
+  std::string records, line;
+  for (int kept = 0; kept < count && std::getline(in, line);)
+    if (line.find("\"image") == std::string::npos) {
+      records += line + "\n";
+      ++kept;
+    }
+  const auto file = scratch().write("surface.jsonl", records);
+  return scratch().write("surface.toml", source_and_tokenizer_toml(file, kData) +
+                                             "[batching]\nwindow = 16\ntoken_budget = 1024\n");
+}
+
+}  // namespace
+
+TEST_CASE("--version names the program and its version") {
+  const auto run = run_cli("--version");
+  CHECK(run.status == 0);
+  CHECK(run.out.starts_with("odbatch "));
+  CHECK(run.out.find('.') != std::string::npos);
+}
+
+TEST_CASE("help shows defaults, and a value out of range says what is wanted") {
+  const auto help = run_cli("run --help");
+  CHECK(help.out.find("--epochs UINT:AT LEAST 1=1") != std::string::npos);
+  const auto zero = run_cli("run x.toml --epochs 0");
+  CHECK(zero.status == 2);
+  CHECK(zero.err.find("--epochs: must be at least 1, got 0") != std::string::npos);
+  CHECK(zero.err.size() < 200);  // not CLI11's 300-digit bound
+  CHECK(run_cli("run x.toml --max-steps two").err.find("expected a whole number") !=
+        std::string::npos);
+}
+
+TEST_CASE("on a pipe, run's progress is plain lines per epoch, and --max-steps reports its steps") {
+  if (!fs::exists(kData / "sft" / "mixed.jsonl")) {
+    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+    return;
+  }
+  const auto config = small_pipeline(60);
+  const auto two_epochs = run_cli("run --epochs 2 " + shell_quoted(config));
+  REQUIRE(two_epochs.status == 0);
+  CHECK(two_epochs.err.find('\r') == std::string::npos);
+  CHECK(two_epochs.err.find("odbatch run: epoch 0: 100.0% (60 of 60 records read)") !=
+        std::string::npos);
+  CHECK(two_epochs.err.find("odbatch run: epoch 1: 100.0% (60 of 60 records read)") !=
+        std::string::npos);
+
+  const auto stopped = run_cli("run --no-progress --max-steps 2 " + shell_quoted(config));
+  REQUIRE(stopped.status == 0);
+  CHECK(stopped.err.empty());
+  CHECK(stopped.out.find("steps: 2 taken;") != std::string::npos);
+}
