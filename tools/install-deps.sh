@@ -16,6 +16,7 @@ packages=(
   jq gnuplot-nox
   iproute2
   python3-jinja2
+  libpng-dev libwebp-dev
 )
 
 missing=()

@@ -13,9 +13,9 @@ ImageProcessor::ImageProcessor(const JpegDecoderLimits& limits,
   if (pixel_values.dtype != PixelDtype::uint8) writer_.emplace(pixel_values, geometry_);
 }
 
-ImageResult<DecodedImage> ImageProcessor::process(std::span<const std::uint8_t> jpeg) {
-  if (!writer_) return decoder_.decode(jpeg, geometry_);
-  if (auto error = decoder_.decode(jpeg, geometry_, resized_)) return std::move(*error);
+ImageResult<DecodedImage> ImageProcessor::process(std::span<const std::uint8_t> image) {
+  if (!writer_) return decoder_.decode(image, geometry_);
+  if (auto error = decoder_.decode(image, geometry_, resized_)) return std::move(*error);
   DecodedImage out;
   out.grid = resized_.grid;
   out.width = resized_.width;

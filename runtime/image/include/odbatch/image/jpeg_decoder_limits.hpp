@@ -1,14 +1,18 @@
 #pragma once
-// The JPEG decoder's limits, apart from JpegDecoder, so that a configuration holds them without
-// the decoder.
+// The image decoders' limits (JPEG, PNG and WebP alike), apart from the decoders, so that a
+// configuration holds them without them.
 #include <cstdint>
 
 namespace odbatch {
 
-// Pixel-bomb limits, checked against the header before anything is allocated.
+// Pixel-bomb limits, checked against the header before anything is allocated, and what to do
+// with animated images.
 struct JpegDecoderLimits {
   std::uint64_t max_source_pixels = 64'000'000;  // width * height as declared
   std::uint32_t max_source_side = 32'768;        // the longer side as declared
+  // An animated PNG or WebP (more than one frame) is decoded as its first frame, as Pillow's
+  // Image.open() does, unless this rejects it as `unsupported`.
+  bool reject_animated = false;
 
   friend bool operator==(const JpegDecoderLimits&, const JpegDecoderLimits&) = default;
 };

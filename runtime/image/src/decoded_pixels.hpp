@@ -1,0 +1,83 @@
+#pragma once
+// What the PNG and WebP decoders share: the declared-size limits (worded like the JPEG
+// decoder's) and the last step, full-size pixels resized into a DecodedImage.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "odbatch/image/bicubic_resampler.hpp"
+#include "odbatch/image/image_error.hpp"
+#include "odbatch/image/jpeg_decoder_limits.hpp"
+#include "odbatch/image/vision_geometry.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
+
+namespace odbatch::image_detail {
+
+inline std::string sides(std::uint32_t width, std::uint32_t height) {
+  return std::to_string(width) + "x" + std::to_string(height);
+}
+
+// A pixel_bomb error when the declared size is over a limit.
+inline std::optional<ImageError> check_declared_size(std::string_view format, std::uint32_t width,
+                                                     std::uint32_t height,
+                                                     const JpegDecoderLimits& limits) {
+  if (std::max(width, height) > limits.max_source_side)
+    return ImageError{ImageErrorKind::pixel_bomb,
+                      std::string(format) + " declares " + sides(width, height) + ", a side over " +
+                          std::to_string(limits.max_source_side) + " pixels"};
+  const std::uint64_t pixels = std::uint64_t{width} * height;
+  if (pixels > limits.max_source_pixels)
+    return ImageError{ImageErrorKind::pixel_bomb,
+                      std::string(format) + " declares " + sides(width, height) + " = " +
+                          std::to_string(pixels) + " pixels, over the limit of " +
+                          std::to_string(limits.max_source_pixels)};
+  return std::nullopt;
+}
+
+// Sets `out`'s sizes for a full-size decode (no DCT scaling) to `target`, its RGB buffer sized.
+inline void prepare(DecodedImage& out, std::uint32_t width, std::uint32_t height,
+                    const ResizeTarget& target) {
+  out.grid = target.grid;
+  out.width = target.width;
+  out.height = target.height;
+  out.source_width = width;
+  out.source_height = height;
+  out.decoded_width = width;
+  out.decoded_height = height;
+  out.dct_scale = DctScale{};
+  out.rgb.resize(std::size_t{out.width} * out.height * 3);
+}
+
+// True when the full-size RGB pixels can be decoded straight into out.rgb.
+inline bool decodes_in_place(const DecodedImage& out, std::uint32_t channels) {
+  return channels == 3 && out.decoded_width == out.width && out.decoded_height == out.height;
+}
+
+// `pixels` (decoded_width x decoded_height, 1 or 3 channels) resized into out.rgb; grey is
+// resized as one channel and written to R, G and B, the pixels of its RGB conversion resized.
+inline void resize_into(BicubicResampler& resampler, std::span<const std::uint8_t> pixels,
+                        std::uint32_t channels, DecodedImage& out) {
+  const std::uint32_t width = out.decoded_width;
+  const std::uint32_t height = out.decoded_height;
+  if (channels == 3) {
+    if (width == out.width && height == out.height) {
+      std::copy_n(pixels.begin(), out.rgb.size(), out.rgb.begin());
+      return;
+    }
+    resampler.resize(pixels.first(std::size_t{width} * height * 3), width, height, out.rgb,
+                     out.width, out.height);
+    return;
+  }
+  const std::span<const std::uint8_t> grey = pixels.first(std::size_t{width} * height);
+  if (width == out.width && height == out.height) {
+    for (std::size_t i = 0; i < grey.size(); ++i)
+      out.rgb[3 * i] = out.rgb[3 * i + 1] = out.rgb[3 * i + 2] = grey[i];
+    return;
+  }
+  resampler.resize_grey_to_rgb(grey, width, height, out.rgb, out.width, out.height);
+}
+
+}  // namespace odbatch::image_detail
