@@ -9,12 +9,14 @@
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/dataset_paths.hpp"
 #include "odbatch/source/file_descriptor.hpp"
+#include "odbatch/source/json_array_scanner.hpp"
 
 namespace odbatch {
 namespace {
 
 constexpr std::size_t kScanBufferBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kFingerprintDomain = 0x6a736f6e6c696478ULL;  // "jsonlidx"
+constexpr std::string_view kUtf8ByteOrderMark = "\xef\xbb\xbf";
 
 bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -29,10 +31,39 @@ std::string no_records(const std::vector<JsonlFile>& files) {
   if (files.size() > kNamed) names += " and " + std::to_string(files.size() - kNamed) + " more";
   return (files.size() == 1 ? "dataset file " + names + " holds"
                             : "dataset files " + names + " hold") +
-         " no records (no line besides whitespace)";
+         " no records (no line besides whitespace, or an empty JSON array)";
+}
+
+// A file whose first byte besides whitespace, after a byte order mark, is '[' holds one JSON
+// array; any other, JSON Lines. Reads only up to that byte.
+DatasetFileFormat detect_format(const FileDescriptor& fd) {
+  constexpr std::size_t kProbeBytes = 4096;
+  char probe[kProbeBytes];
+  std::uint64_t offset = 0;
+  for (;;) {
+    const std::size_t got = fd.read_at(probe, kProbeBytes, offset);
+    if (got == 0) return DatasetFileFormat::json_lines;
+    std::string_view bytes(probe, got);
+    if (offset == 0 && bytes.starts_with(kUtf8ByteOrderMark)) {
+      bytes.remove_prefix(kUtf8ByteOrderMark.size());
+    }
+    const auto first = bytes.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos) {
+      return bytes[first] == '[' ? DatasetFileFormat::json_array : DatasetFileFormat::json_lines;
+    }
+    offset += got;
+  }
 }
 
 }  // namespace
+
+std::string describe_location(std::string_view path, const RecordLocation& location) {
+  if (location.element) {
+    return std::string(path) + "[" + std::to_string(*location.element) + "]@" +
+           std::to_string(location.offset);
+  }
+  return std::string(path) + ":" + std::to_string(location.line);
+}
 
 JsonlIndex JsonlIndex::build(std::span<const std::string> paths_or_patterns) {
   JsonlIndex index;
@@ -53,8 +84,21 @@ void JsonlIndex::scan_file(std::string path, std::vector<char>& buffer) {
   }
   const auto fd = FileDescriptor::open_regular_file(path);
   const std::uint64_t expected_size = fd.size_when_opened();
-  JsonlFile file{std::move(path), 0, offsets_.size(), 0};
+  JsonlFile file{std::move(path), 0, offsets_.size(), 0, detect_format(fd)};
+  const std::uint64_t scanned = file.format == DatasetFileFormat::json_array
+                                    ? scan_array(fd, buffer)
+                                    : scan_lines(fd, buffer);
+  if (scanned != expected_size) {
+    throw DatasetError(file.path + ": changed while being indexed (" +
+                       std::to_string(expected_size) + " bytes before, " + std::to_string(scanned) +
+                       " read)");
+  }
+  file.size_bytes = scanned;
+  file.record_count = offsets_.size() - file.first_record;
+  files_.push_back(std::move(file));
+}
 
+std::uint64_t JsonlIndex::scan_lines(const FileDescriptor& fd, std::vector<char>& buffer) {
   // The line being scanned, which may span several buffer fills.
   std::uint64_t line = 1;
   std::uint64_t line_start = 0;
@@ -94,15 +138,27 @@ void JsonlIndex::scan_file(std::string path, std::vector<char>& buffer) {
     buffer_offset += filled;
   }
   if (line_start < buffer_offset) finish_line(buffer_offset);  // no trailing newline
+  return buffer_offset;
+}
 
-  if (buffer_offset != expected_size) {
-    throw DatasetError(file.path + ": changed while being indexed (" +
-                       std::to_string(expected_size) + " bytes before, " +
-                       std::to_string(buffer_offset) + " read)");
+std::uint64_t JsonlIndex::scan_array(const FileDescriptor& fd, std::vector<char>& buffer) {
+  JsonArrayScanner scanner(fd.path(), [this](std::uint64_t offset, std::uint64_t length) {
+    offsets_.push_back(offset);
+    lengths_.push_back(length);
+  });
+  std::uint64_t buffer_offset = 0;  // file offset of buffer[0]
+  for (;;) {
+    const std::size_t filled = fd.read_some(buffer.data(), buffer.size());
+    if (filled == 0) break;
+    std::string_view bytes(buffer.data(), filled);
+    // detect_format saw the byte order mark; the scanner expects the array to come first.
+    const std::size_t skipped =
+        buffer_offset == 0 && bytes.starts_with(kUtf8ByteOrderMark) ? kUtf8ByteOrderMark.size() : 0;
+    scanner.feed(bytes.substr(skipped), buffer_offset + skipped);
+    buffer_offset += filled;
   }
-  file.size_bytes = buffer_offset;
-  file.record_count = offsets_.size() - file.first_record;
-  files_.push_back(std::move(file));
+  scanner.finish();
+  return buffer_offset;
 }
 
 std::uint32_t JsonlIndex::file_of(SampleId id) const {
@@ -131,12 +187,15 @@ RecordLocation JsonlIndex::locate(SampleId id) const {
                        std::to_string(record_count()) + " records");
   }
   const std::uint32_t file = file_of(id);
-  return {file, offsets_[id], lengths_[id], line_of(id, files_[file])};
+  if (files_[file].format == DatasetFileFormat::json_array) {
+    return {file, offsets_[id], lengths_[id], 0, id - files_[file].first_record};
+  }
+  return {file, offsets_[id], lengths_[id], line_of(id, files_[file]), std::nullopt};
 }
 
 std::string JsonlIndex::describe(SampleId id) const {
   const auto location = locate(id);
-  return files_[location.file].path + ":" + std::to_string(location.line);
+  return describe_location(files_[location.file].path, location);
 }
 
 std::uint64_t JsonlIndex::fingerprint() const {

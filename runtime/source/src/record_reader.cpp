@@ -6,7 +6,7 @@
 namespace odbatch {
 
 std::string Record::where() const {
-  return std::string(file) + ":" + std::to_string(line);
+  return describe_location(file, {0, offset, text.size(), line, element});
 }
 
 RecordReader::RecordReader(std::shared_ptr<const JsonlIndex> index, RecordReaderOptions options)
@@ -31,7 +31,7 @@ RecordReader::~RecordReader() = default;
 std::variant<Record, RecordRejection> RecordReader::read(SampleId id) const {
   const auto location = index_->locate(id);
   const std::string& path = index_->files()[location.file].path;
-  Record record{id, {}, path, location.line};
+  Record record{id, {}, path, location.line, location.element, location.offset};
   if (location.length > options_.max_record_bytes) {
     return RecordRejection{RecordRejectReason::record_too_long,
                            record.where() + ": record is " + std::to_string(location.length) +

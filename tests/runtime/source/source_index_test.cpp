@@ -32,9 +32,9 @@ TEST_CASE("blank lines are skipped, terminators excluded, a last line without ne
   const auto index = index_of({path});
 
   REQUIRE(index.record_count() == 3);
-  CHECK(index.locate(0) == RecordLocation{0, 0, 7, 1});
-  CHECK(index.locate(1) == RecordLocation{0, 13, 7, 4});
-  CHECK(index.locate(2) == RecordLocation{0, 27, 7, 7});
+  CHECK(index.locate(0) == RecordLocation{0, 0, 7, 1, std::nullopt});
+  CHECK(index.locate(1) == RecordLocation{0, 13, 7, 4, std::nullopt});
+  CHECK(index.locate(2) == RecordLocation{0, 27, 7, 7, std::nullopt});
   CHECK(located_text(index, 1, content) == "{\"b\":2}");
   CHECK(located_text(index, 2, content) == "{\"c\":3}");
   CHECK(index.describe(2) == path + ":7");
@@ -74,9 +74,9 @@ TEST_CASE("records longer than the scan buffer, and a CRLF split across buffer f
   const auto index = index_of({dir.write("long.jsonl", content)});
 
   REQUIRE(index.record_count() == 3);
-  CHECK(index.locate(0) == RecordLocation{0, 0, kMiB - 1, 1});
-  CHECK(index.locate(1) == RecordLocation{0, kMiB + 1, kMiB + 17, 2});
-  CHECK(index.locate(2) == RecordLocation{0, 2 * kMiB + 20, 2, 4});
+  CHECK(index.locate(0) == RecordLocation{0, 0, kMiB - 1, 1, std::nullopt});
+  CHECK(index.locate(1) == RecordLocation{0, kMiB + 1, kMiB + 17, 2, std::nullopt});
+  CHECK(index.locate(2) == RecordLocation{0, 2 * kMiB + 20, 2, 4, std::nullopt});
 }
 
 TEST_CASE("empty and blank-only files hold no records, ids continue across files in order") {
@@ -92,23 +92,24 @@ TEST_CASE("empty and blank-only files hold no records, ids continue across files
   CHECK(index.files()[0].record_count == 0);
   CHECK(index.files()[2].record_count == 0);
   CHECK(index.files()[3].first_record == 2);
-  CHECK(index.locate(0) == RecordLocation{1, 0, 2, 1});
-  CHECK(index.locate(1) == RecordLocation{1, 4, 7, 3});
-  CHECK(index.locate(2) == RecordLocation{3, 1, 7, 2});
+  CHECK(index.locate(0) == RecordLocation{1, 0, 2, 1, std::nullopt});
+  CHECK(index.locate(1) == RecordLocation{1, 4, 7, 3, std::nullopt});
+  CHECK(index.locate(2) == RecordLocation{3, 1, 7, 2, std::nullopt});
   CHECK(index.describe(2) == second + ":2");
 }
 
 TEST_CASE("a dataset without any record is an error naming its files") {
   test::ScratchDirectory dir;
   const auto empty = dir.write("0_empty.jsonl", "");
-  CHECK_THROWS_WITH_AS(
-      index_of({empty}),
-      ("dataset file '" + empty + "' holds no records (no line besides whitespace)").c_str(),
-      DatasetError);
+  CHECK_THROWS_WITH_AS(index_of({empty}),
+                       ("dataset file '" + empty +
+                        "' holds no records (no line besides whitespace, or an empty JSON array)")
+                           .c_str(),
+                       DatasetError);
   const auto blank = dir.write("1_blank.jsonl", "\n \n\r\n");
   CHECK_THROWS_WITH_AS(index_of({empty, blank}),
                        ("dataset files '" + empty + "', '" + blank +
-                        "' hold no records (no line besides whitespace)")
+                        "' hold no records (no line besides whitespace, or an empty JSON array)")
                            .c_str(),
                        DatasetError);
   for (const auto* name : {"2.jsonl", "3.jsonl", "4.jsonl"}) dir.write(name, "");

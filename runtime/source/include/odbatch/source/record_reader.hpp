@@ -1,7 +1,9 @@
 #pragma once
-// Reads indexed JSONL records by global sample id, with positioned reads on files kept open.
+// Reads indexed records (JSON Lines lines, JSON array elements) by global sample id, with
+// positioned reads on files kept open.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -18,11 +20,13 @@ class FileDescriptor;
 
 struct Record {
   SampleId id = 0;
-  std::string text;       // the line without its terminator
+  std::string text;       // the line without its terminator, or the array element
   std::string_view file;  // the file's path as the index holds it
   std::uint64_t line = 0;
+  std::optional<std::uint64_t> element;  // in a JSON array file (then line is 0)
+  std::uint64_t offset = 0;              // of the record's first byte in the file
 
-  // "path:line", for messages.
+  // describe_location(): "path:line" or "path[element]@offset", for messages.
   std::string where() const;
 };
 

@@ -1,0 +1,184 @@
+// The pipeline over a LLaVA-style JSON array: every 40th record of the real dataset's ShareGPT
+// file, converted by tools/dataset/jsonl_to_json_array.py (the odbatch_json_array_dataset
+// fixture), gives the very batches of the same records as JSONL, resumes exactly from a
+// checkpoint, and rejects a broken element in the middle of an array alone, located by element
+// and byte offset in the ledger, with a clean audit.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "odbatch/core/ledger.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+using test::BatchExpectations;
+
+const std::filesystem::path kDataDir = ODBATCH_DATA_DIR;
+const std::filesystem::path kJsonArrayFile = ODBATCH_JSON_ARRAY_DIR "/sharegpt_every40.json";
+constexpr std::size_t kStride = 40;  // the fixture's --stride
+
+// The records the fixture converted: every 40th line of sharegpt.jsonl.
+std::vector<std::string> sampled_lines() {
+  std::ifstream in(kDataDir / "sft/sharegpt.jsonl", std::ios::binary);
+  std::vector<std::string> lines;
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line); ++number)
+    if (number % kStride == 0) lines.push_back(line);
+  REQUIRE(lines.size() > 300);
+  return lines;
+}
+
+std::size_t image_count(const std::string& line) {
+  const auto record = nlohmann::json::parse(line);
+  if (record.contains("image")) return 1;
+  if (record.contains("images")) return record["images"].size();
+  return 0;
+}
+
+std::filesystem::path require_json_array() {
+  test::require_dataset();
+  if (!std::filesystem::exists(kJsonArrayFile))
+    FAIL(kJsonArrayFile.string()
+         << " is missing: the ctest fixture source.json_array_dataset writes it");
+  return kJsonArrayFile;
+}
+
+struct Epoch {
+  std::vector<std::shared_ptr<const Batch>> batches;
+  test::LedgerContents ledger;
+};
+
+Epoch run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger_file) {
+  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
+  pipeline.start_epoch(0);
+  Epoch epoch;
+  epoch.batches = test::drain(pipeline);
+  epoch.ledger = test::read_ledger(ledger_file, 0);
+  return epoch;
+}
+
+// Checks every batch and audits the epoch: each of `images_per_sample`'s ids emitted once or
+// rejected once.
+AuditReport check_and_audit(const Epoch& epoch, const PipelineConfig& config,
+                            const std::map<SampleId, std::size_t>& images_per_sample) {
+  BatchExpectations expect;
+  expect.config = &config;
+  expect.vision = test::vision_tokens(config);
+  expect.file_starts = {0};
+  expect.images_per_sample = images_per_sample;
+  auto rank = test::check_epoch(epoch.batches, expect);
+  rank.rejected = epoch.ledger.rejected;
+  std::vector<SampleId> every_id;
+  for (const auto& [id, images] : images_per_sample) every_id.push_back(id);
+  const auto report = audit_epoch(every_id, std::span(&rank, 1), config.batching);
+  INFO(report.summary());
+  CHECK(report.ok());
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("a JSON array gives the batches of the same records as JSONL, and resumes exactly") {
+  const auto array_file = require_json_array();
+  const test::TempDir dir;
+  const auto lines = sampled_lines();
+  const auto jsonl_file = dir.path() / "sampled.jsonl";
+  {
+    std::ofstream out(jsonl_file, std::ios::binary);
+    for (const auto& line : lines) out << line << '\n';
+  }
+  std::map<SampleId, std::size_t> images_per_sample;
+  for (SampleId id = 0; id < lines.size(); ++id) images_per_sample[id] = image_count(lines[id]);
+
+  auto array_config = test::small_config({array_file});
+  array_config.images.workers = 2;
+  auto jsonl_config = array_config;
+  jsonl_config.source.files = {jsonl_file.string()};
+
+  const auto from_array = run_epoch(array_config, dir.path() / "array-ledger.jsonl");
+  const auto from_jsonl = run_epoch(jsonl_config, dir.path() / "jsonl-ledger.jsonl");
+  const auto digests = test::batch_digests(from_array.batches);
+  REQUIRE(digests.size() > 4);
+  CHECK(digests == test::batch_digests(from_jsonl.batches));
+  CHECK(from_array.ledger.steps == from_jsonl.ledger.steps);
+  const auto report = check_and_audit(from_array, array_config, images_per_sample);
+  CHECK(report.emitted + 5 >= lines.size());  // real records are nearly all good
+  for (const auto& rejection : from_array.ledger.rejected) {
+    CAPTURE(rejection.detail);
+    CHECK(rejection.detail.starts_with(array_file.string() + "[" + std::to_string(rejection.id) +
+                                       "]@"));
+  }
+
+  const std::uint64_t cut = digests.size() / 2;
+  Checkpoint checkpoint;
+  {
+    Pipeline pipeline(array_config);
+    pipeline.start_epoch(0);
+    for (std::uint64_t i = 0; i < cut; ++i) REQUIRE(pipeline.next_batch());
+    checkpoint = pipeline.state();
+  }
+  const auto resumed = Pipeline::resume(array_config, DistEnv::single(), checkpoint);
+  CHECK(test::batch_digests(test::drain(*resumed)) ==
+        std::vector<std::uint64_t>(digests.begin() + static_cast<std::ptrdiff_t>(cut),
+                                   digests.end()));
+}
+
+TEST_CASE(
+    "broken elements in the middle of a JSON array are rejected alone, located in the ledger") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto lines = sampled_lines();
+  // Two elements whose brackets balance but which are no records: a missing comma between keys,
+  // and a number. The rest are the real records, pretty-printed around them.
+  constexpr SampleId kMissingComma = 100;
+  constexpr SampleId kNumber = 200;
+  std::map<SampleId, std::size_t> images_per_sample;
+  std::vector<std::string> elements;
+  for (const auto& line : lines) {
+    if (elements.size() == kMissingComma)
+      elements.push_back(R"({"id": "broken" "conversations": []})");
+    if (elements.size() == kNumber) elements.push_back("42");
+    images_per_sample[elements.size()] = image_count(line);
+    elements.push_back(nlohmann::json::parse(line).dump(2));
+  }
+  images_per_sample[kMissingComma] = 0;
+  images_per_sample[kNumber] = 0;
+  const auto array_file = dir.path() / "llava.json";
+  std::vector<std::uint64_t> offsets;
+  {
+    std::ofstream out(array_file, std::ios::binary);
+    std::string content = "[\n";
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+      if (i > 0) content += ",\n";
+      offsets.push_back(content.size());
+      content += elements[i];
+    }
+    out << content << "\n]\n";
+  }
+
+  auto config = test::small_config({array_file});
+  config.images.workers = 2;
+  const auto epoch = run_epoch(config, dir.path() / "ledger.jsonl");
+  const auto report = check_and_audit(epoch, config, images_per_sample);
+  CHECK(report.emitted + 5 >= lines.size());
+  std::map<SampleId, Rejection> rejected;
+  for (const auto& rejection : epoch.ledger.rejected) rejected[rejection.id] = rejection;
+  for (const auto& [id, reason] :
+       {std::pair<SampleId, std::string>{kMissingComma, "malformed_json"},
+        {kNumber, "not_an_object"}}) {
+    CAPTURE(id);
+    REQUIRE(rejected.contains(id));
+    CHECK(rejected[id].reason == reason);
+    const auto where =
+        array_file.string() + "[" + std::to_string(id) + "]@" + std::to_string(offsets[id]) + ": ";
+    CHECK(rejected[id].detail.starts_with(where));
+  }
+}
+
+}  // namespace odbatch
