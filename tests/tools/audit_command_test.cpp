@@ -28,7 +28,7 @@ std::string header(std::uint32_t rank, std::uint32_t world_size, std::uint64_t r
               {"rank", rank},
               {"world_size", world_size},
               {"record_count", record_count},
-              {"dataset_fingerprint", 1234},
+              {"dataset_fingerprint", "0x00000000000004d2"},
               {"seed", 1},
               {"shuffle", false},
               {"split", "contiguous"}}

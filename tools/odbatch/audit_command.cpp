@@ -20,6 +20,7 @@
 #include "json_output.hpp"
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/core/hex_digest.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
 #include "odbatch/source/dataset_error.hpp"
@@ -200,7 +201,13 @@ class LedgerFileReader {
     h.shard.rank = static_cast<std::uint32_t>(
         unsigned_member(reader, entry, "rank", 0, h.shard.world_size - 1));
     h.record_count = unsigned_member(reader, entry, "record_count");
-    h.dataset_fingerprint = unsigned_member(reader, entry, "dataset_fingerprint");
+    const std::string fingerprint =
+        reader.to_string(reader.required(entry, "dataset_fingerprint", ""), "dataset_fingerprint");
+    const auto parsed = parse_hex_digest(fingerprint);
+    if (!parsed)
+      reader.fail("dataset_fingerprint",
+                  "expected \"0x\" and 16 hex digits, got \"" + fingerprint + "\"");
+    h.dataset_fingerprint = *parsed;
     h.shard.seed = unsigned_member(reader, entry, "seed");
     h.shard.shuffle = to_bool(reader, reader.required(entry, "shuffle", ""), "shuffle");
     const std::string split = reader.to_string(reader.required(entry, "split", ""), "split");
@@ -318,8 +325,8 @@ bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcom
     if (a.record_count != b.record_count)
       differs("record count", std::to_string(a.record_count), std::to_string(b.record_count));
     if (a.dataset_fingerprint != b.dataset_fingerprint)
-      differs("dataset fingerprint", std::to_string(a.dataset_fingerprint),
-              std::to_string(b.dataset_fingerprint));
+      differs("dataset fingerprint", hex_digest(a.dataset_fingerprint),
+              hex_digest(b.dataset_fingerprint));
     if (a.shard.seed != b.shard.seed)
       differs("seed", std::to_string(a.shard.seed), std::to_string(b.shard.seed));
     if (a.shard.shuffle != b.shard.shuffle)
@@ -338,7 +345,7 @@ void check_against_config(const RankEpoch& rank, const ConfigDataset& config, Ep
                                                    ledger + ", " + config.file + " gives " + want});
   };
   auto dataset = [](std::uint64_t fingerprint, std::uint64_t records) {
-    return std::to_string(fingerprint) + " (" + std::to_string(records) + " records)";
+    return hex_digest(fingerprint) + " (" + std::to_string(records) + " records)";
   };
   if (h.record_count != config.record_count || h.dataset_fingerprint != config.fingerprint)
     differs("dataset fingerprint", dataset(h.dataset_fingerprint, h.record_count),
@@ -695,7 +702,7 @@ Report epoch_report(const EpochOutcome& e) {
                      {"ledger", r->file},
                      {"header_line", r->header_line},
                      {"record_count", r->header.record_count},
-                     {"dataset_fingerprint", r->header.dataset_fingerprint},
+                     {"dataset_fingerprint", hex_digest(r->header.dataset_fingerprint)},
                      {"steps", steps_taken(*r)},
                      {"steps_listed", r->ledger.steps.size()},
                      {"departed", r->departed},
@@ -753,7 +760,7 @@ int run_audit_command(const AuditOptions& options) {
     if (config)
       report["config"] = {{"file", config->file},
                           {"record_count", config->record_count},
-                          {"dataset_fingerprint", config->fingerprint}};
+                          {"dataset_fingerprint", hex_digest(config->fingerprint)}};
     report["not_checked"] = kNotChecked;
     Report epochs_report = Report::array();
     for (const auto& outcome : outcomes) epochs_report.push_back(epoch_report(outcome));

@@ -72,12 +72,6 @@ Report rank_round_report(std::uint32_t r, const RoundPlan& plan, const Proposal&
 
 }  // namespace
 
-std::string hex_digest(std::uint64_t value) {
-  char text[19];
-  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 Report config_report(const BatchingConfig& config) {
   Report out = Report::object();
   for (const auto name : batching_setting_names()) {

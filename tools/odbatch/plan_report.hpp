@@ -8,15 +8,13 @@
 
 #include "json_output.hpp"
 #include "odbatch/core/config.hpp"
+#include "odbatch/core/hex_digest.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/proposal.hpp"
 #include "odbatch/core/sample.hpp"
 
 namespace odbatch::cli {
-
-// "0x" and 16 hex digits: digests and fingerprints are compared by eye.
-std::string hex_digest(std::uint64_t value);
 
 // Every batching setting by name.
 Report config_report(const BatchingConfig& config);

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "odbatch/core/hex_digest.hpp"
+
 namespace odbatch {
 
 LedgerWriter::LedgerWriter(const std::filesystem::path& path) : out_(path), path_(path) {
@@ -25,7 +27,7 @@ void LedgerWriter::begin_epoch(const LedgerEpoch& e) {
                      {"rank", e.shard.rank},
                      {"world_size", e.shard.world_size},
                      {"record_count", e.record_count},
-                     {"dataset_fingerprint", e.dataset_fingerprint},
+                     {"dataset_fingerprint", hex_digest(e.dataset_fingerprint)},
                      {"seed", e.shard.seed},
                      {"shuffle", e.shard.shuffle},
                      {"split", e.shard.split == ShardSplit::contiguous ? "contiguous" : "strided"}}
