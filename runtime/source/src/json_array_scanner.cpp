@@ -1,5 +1,7 @@
 #include "odbatch/source/json_array_scanner.hpp"
 
+#include <cstring>
+
 #include "odbatch/source/dataset_error.hpp"
 
 namespace odbatch {
@@ -7,6 +9,13 @@ namespace {
 
 bool is_json_whitespace(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// Whether the bytes just before `at`, back to `from` at most, are an odd number of backslashes.
+bool odd_backslash_run_before(const char* from, const char* at) {
+  const char* run = at;
+  while (run > from && run[-1] == '\\') --run;
+  return (at - run) % 2 == 1;
 }
 
 // A byte for a message: itself when printable ASCII, else its hex value.
@@ -66,17 +75,25 @@ void JsonArrayScanner::feed(std::string_view bytes, std::uint64_t offset) {
   const char* const end = begin + bytes.size();
   for (const char* p = begin; p < end; ++p) {
     if (in_string_) {
-      // Most of an instruction set's bytes are string contents: skip them in a tight loop.
       if (escaped_) {
         escaped_ = false;
         continue;
       }
-      while (p < end && *p != '"' && *p != '\\') ++p;
-      if (p == end) break;
-      if (*p == '\\') {
-        escaped_ = true;
-        continue;
+      // Most of an instruction set's bytes are string contents: jump from quote to quote with
+      // memchr. A quote ends the string unless an odd run of backslashes precedes it; the run
+      // cannot reach back before `p`, where no escape is pending.
+      const char* quote = nullptr;
+      for (const char* from = p;;) {
+        quote =
+            static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(end - from)));
+        if (quote == nullptr || !odd_backslash_run_before(p, quote)) break;
+        from = quote + 1;
       }
+      if (quote == nullptr) {
+        escaped_ = odd_backslash_run_before(p, end);
+        break;
+      }
+      p = quote;
       in_string_ = false;
       if (nesting_.empty()) element_end_ = offset + static_cast<std::uint64_t>(p - begin) + 1;
       continue;
