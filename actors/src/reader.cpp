@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "odbatch/image/image_file.hpp"
-#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/image_decoder.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 
 namespace odbatch::actors {
@@ -22,7 +22,7 @@ struct ReaderState {
   std::deque<ImageTask> image_tasks;
   std::vector<tokenizer_worker_actor> idle_tokenizers;
   std::vector<image_decoder_worker_actor> idle_decoders;
-  JpegDecoder header_reader;
+  ImageDecoder header_reader;  // JPEG, PNG or WebP, told by the bytes
 };
 
 namespace {
@@ -156,7 +156,7 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
   self->state.credits = self->state.capacity;
   context->stats().reader_in_flight.capacity.store(self->state.capacity, std::memory_order_relaxed);
   credits_changed(self->state);
-  self->state.header_reader = JpegDecoder(context->config().images.decoder_limits);
+  self->state.header_reader = ImageDecoder(context->config().images.decoder_limits);
   return {
       [=](read_atom) {
         auto& s = self->state;
