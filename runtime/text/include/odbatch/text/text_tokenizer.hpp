@@ -23,9 +23,11 @@ struct TextEncodeOptions {
 };
 
 // The bytes [begin, end) of the encoded text that a token stands for. Tokens a post-processor
-// adds (a BOS) have an empty range where they were inserted; a token of text that normalization
-// changed has the range of the smallest unchanged-boundary chunk it came from (see
-// docs/text-tokenizers.md), so a range always covers the token's origin.
+// adds (a BOS) have an empty range where they were inserted (0, or the text's end), as does a
+// space that ByteLevel's add_prefix_space inserted. A tokenizer.json token of text that
+// normalization changed has the range of the whole chunk it came from, chunks beginning at ASCII
+// characters; sentencepiece maps its own normalization back (see "Offsets" in
+// docs/text-tokenizers.md). So a range always covers the token's origin.
 struct TokenOffsets {
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
