@@ -134,6 +134,7 @@ DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
   env.local_rank = rank;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
+  env.store_port = port;  // the store rank 0 hosts
   env.run_id = "bench";
   env.gloo_hostname = "127.0.0.1";
   return env;

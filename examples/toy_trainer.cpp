@@ -33,7 +33,8 @@ int train(const char* config_file, std::optional<std::uint64_t> max_steps) {
   options.on_abort = [rank = dist.rank](const std::string& reason) {
     std::cerr << "rank " << rank << ": abort hook: " << reason << '\n';
   };
-  // Rank 0's pipeline hosts the run's store at MASTER_ADDR:MASTER_PORT (a single rank has none).
+  // Rank 0's pipeline hosts the run's store at MASTER_ADDR, port MASTER_PORT + 1009 (a single
+  // rank has none).
   odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(config_file), dist, options);
   // The trainer's own communicator, as a real trainer's gradient allreduce has.
   odbatch::TrainerAllreduce allreduce(dist);

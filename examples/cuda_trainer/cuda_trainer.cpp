@@ -215,7 +215,8 @@ int train(const Options& options, int gpus) {
   pipeline_options.on_abort = [rank = dist.rank](const std::string& reason) {
     std::cerr << "rank " << rank << ": abort hook: " << reason << '\n';
   };
-  // Rank 0's pipeline hosts the run's store at MASTER_ADDR:MASTER_PORT (a single rank has none).
+  // Rank 0's pipeline hosts the run's store at MASTER_ADDR, port MASTER_PORT + 1009 (a single
+  // rank has none).
   odbatch::Pipeline pipeline(odbatch::PipelineConfig::from_toml_file(options.config_file), dist,
                              pipeline_options);
   LossAllreduce allreduce(dist);

@@ -252,7 +252,8 @@ FaultRun run_with_fault(const std::string& name, const std::string& fault,
   // Ranks 0 and 2 run in subshells that note their end; rank 1 is the odbatch process itself.
   const std::string rank_command = test::shell_quoted(ODBATCH_CLI_PATH) + " run --no-progress " +
                                    test::shell_quoted(config_file);
-  script << "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" << port << " WORLD_SIZE=3\n"
+  script << "export MASTER_ADDR=127.0.0.1 MASTER_PORT=" << port << " ODBATCH_STORE_PORT=" << port
+         << " WORLD_SIZE=3\n"
          << "cd " << test::shell_quoted(dir) << "\n"
          << "for r in 0 2; do\n"
          << "  (RANK=$r " << rank_command

@@ -21,7 +21,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(5);
 bool is_replaced_variable(std::string_view name) {
   return name == "RANK" || name == "WORLD_SIZE" || name == "LOCAL_RANK" ||
          name == "LOCAL_WORLD_SIZE" || name == "MASTER_ADDR" || name == "MASTER_PORT" ||
-         name == "ODBATCH_FAULT" || name == "ODBATCH_STORE_ADDR";
+         name == "ODBATCH_FAULT" || name == "ODBATCH_STORE_ADDR" || name == "ODBATCH_STORE_PORT";
 }
 
 std::vector<std::string> rank_environment(const RankProcessSpec& spec, std::uint32_t rank) {
@@ -38,6 +38,7 @@ std::vector<std::string> rank_environment(const RankProcessSpec& spec, std::uint
   env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(spec.world_size));
   env.push_back("MASTER_ADDR=" + spec.master_addr);
   env.push_back("MASTER_PORT=" + std::to_string(spec.master_port));
+  if (spec.store_port != 0) env.push_back("ODBATCH_STORE_PORT=" + std::to_string(spec.store_port));
   for (const auto& [name, value] : spec.extra_environment) env.push_back(name + "=" + value);
   return env;
 }

@@ -31,6 +31,7 @@ struct RankProcessSpec {
   std::uint32_t world_size = 1;
   std::string master_addr = "127.0.0.1";
   std::uint16_t master_port = 0;
+  std::uint16_t store_port = 0;  // ODBATCH_STORE_PORT: the store rank 0 hosts
   std::map<std::string, std::string> extra_environment;
   std::filesystem::path output_dir;  // rank<R>.out and rank<R>.err
 };

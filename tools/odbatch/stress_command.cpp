@@ -203,6 +203,8 @@ class StressRun {
     spec.command = rank_command(options_.config, dir);
     spec.world_size = options_.ranks;
     spec.master_port = free_tcp_port(spec.master_addr);
+    do spec.store_port = free_tcp_port(spec.master_addr);
+    while (spec.store_port == spec.master_port);
     spec.output_dir = dir;
     spec.extra_environment["ODBATCH_RUN_ID"] = "stress-" + std::to_string(index);
     if (injection.fault) spec.extra_environment["ODBATCH_FAULT"] = to_string(*injection.fault);

@@ -65,6 +65,8 @@ DistEnv DistEnv::from_env() {
   if (const auto restart = env_or("TORCHELASTIC_RESTART_COUNT", ""); !restart.empty())
     env.run_id += "-restart" + restart;
   env.store_address = env_or("ODBATCH_STORE_ADDR", "");
+  env.store_port = static_cast<std::uint16_t>(
+      env_number("ODBATCH_STORE_PORT", 0, std::numeric_limits<std::uint16_t>::max()));
   env.store_token = store_token_from_env();
   env.gloo_hostname = env_or("ODBATCH_GLOO_HOSTNAME", "");
   if (env.world_size == 1) env.inproc_group = InprocGroup::create(1);

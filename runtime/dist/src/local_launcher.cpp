@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -30,8 +31,9 @@ std::string describe(const RankExit& exit) {
 
 // The launcher's environment with torchrun's variables for `rank` (and the extras) set.
 std::vector<std::string> rank_environment(const LaunchSpec& spec, std::uint16_t port,
-                                          std::uint32_t rank) {
+                                          std::uint16_t store_port, std::uint32_t rank) {
   std::map<std::string, std::string> variables = spec.extra_environment;
+  if (store_port != 0) variables["ODBATCH_STORE_PORT"] = std::to_string(store_port);
   variables["RANK"] = std::to_string(rank);
   variables["LOCAL_RANK"] = std::to_string(rank);
   variables["WORLD_SIZE"] = std::to_string(spec.nproc);
@@ -60,7 +62,7 @@ class RankGroup {
  public:
   RankGroup(const LaunchSpec& spec, std::ostream& log) : spec_(spec), log_(log) {}
 
-  void start(std::uint16_t port, const sigset_t& child_mask) {
+  void start(std::uint16_t port, std::uint16_t store_port, const sigset_t& child_mask) {
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     sigset_t defaults;
@@ -76,7 +78,7 @@ class RankGroup {
     std::vector<std::string> argv = spec_.command;
     auto argv_pointers = pointers(argv);
     for (std::uint32_t rank = 0; rank < spec_.nproc; ++rank) {
-      auto environment = rank_environment(spec_, port, rank);
+      auto environment = rank_environment(spec_, port, store_port, rank);
       auto environment_pointers = pointers(environment);
       pid_t pid = 0;
       const int error = posix_spawnp(&pid, argv_pointers[0], nullptr, &attributes,
@@ -204,6 +206,16 @@ LaunchResult launch_local_ranks(const LaunchSpec& spec, std::ostream& log) {
   if (spec.nproc == 0) throw std::invalid_argument("nproc must be at least 1");
   if (spec.command.empty()) throw std::invalid_argument("no command to launch");
   const std::uint16_t port = spec.master_port ? spec.master_port : free_tcp_port(spec.master_addr);
+  // odbatch's store gets a free port of its own, as MASTER_PORT is the trainer's torch store's;
+  // unless the caller placed the store already (ODBATCH_STORE_PORT, ODBATCH_STORE_ADDR).
+  const auto placed = [&](const char* name) {
+    return spec.extra_environment.contains(name) || std::getenv(name) != nullptr;
+  };
+  std::uint16_t store_port = 0;
+  if (!placed("ODBATCH_STORE_PORT") && !placed("ODBATCH_STORE_ADDR")) {
+    do store_port = free_tcp_port(spec.master_addr);
+    while (store_port == port);
+  }
 
   sigset_t waited, previous;
   sigemptyset(&waited);
@@ -216,9 +228,11 @@ LaunchResult launch_local_ranks(const LaunchSpec& spec, std::ostream& log) {
   } restore{previous};
 
   RankGroup group(spec, log);
-  group.start(port, previous);
+  group.start(port, store_port, previous);
   log << "odbatch launch: " << spec.nproc << " rank(s) of " << spec.command[0] << ", MASTER_ADDR "
-      << spec.master_addr << " MASTER_PORT " << port << '\n';
+      << spec.master_addr << " MASTER_PORT " << port;
+  if (store_port != 0) log << " ODBATCH_STORE_PORT " << store_port;
+  log << '\n';
   while (group.running() > 0) {
     // Wake for a signal, a rank's end, or the grace deadline (at least once a second).
     auto wait = std::chrono::milliseconds(1000);

@@ -97,12 +97,17 @@ class ProcessGroupCollective::Group {
   }
 
   void host_store() {
-    const auto server =
-        TcpStoreServerOptions::at(env_.master_addr, env_.master_port, env_.store_token);
+    const std::uint16_t port = hosted_store_port(env_);
+    const auto server = TcpStoreServerOptions::at(env_.master_addr, port, env_.store_token);
     try {
       server_ = std::make_unique<TcpStoreServer>(server);
     } catch (const StoreError& e) {
-      throw CollectiveError(std::string("cannot host the store: ") + e.what());
+      const std::string which = env_.store_port != 0
+                                    ? "ODBATCH_STORE_PORT"
+                                    : "MASTER_PORT + " + std::to_string(kStorePortOffset);
+      throw CollectiveError("cannot host the store at " + env_.master_addr + ":" +
+                            std::to_string(port) + " (" + which + "): " + e.what() +
+                            "; set ODBATCH_STORE_PORT to a free port");
     }
   }
 

@@ -28,11 +28,25 @@ TcpStoreClientOptions standalone_store(const std::string& address, std::string t
 
 }  // namespace
 
+std::uint16_t hosted_store_port(const DistEnv& env) {
+  if (env.store_port != 0) return env.store_port;
+  if (env.master_port == 0)
+    throw std::invalid_argument(
+        "the store's port needs MASTER_PORT (the store is at MASTER_PORT + " +
+        std::to_string(kStorePortOffset) + ") or ODBATCH_STORE_PORT");
+  const unsigned port = unsigned{env.master_port} + kStorePortOffset;
+  if (port > 65535)
+    throw std::invalid_argument("MASTER_PORT=" + std::to_string(env.master_port) + " + " +
+                                std::to_string(kStorePortOffset) +
+                                " (the store's port) is past 65535; set ODBATCH_STORE_PORT");
+  return static_cast<std::uint16_t>(port);
+}
+
 TcpStoreClientOptions store_client_options(const DistEnv& env) {
   if (!env.store_address.empty()) return standalone_store(env.store_address, env.store_token);
-  if (env.master_addr.empty() || env.master_port == 0)
+  if (env.master_addr.empty())
     throw std::invalid_argument("the store's address needs MASTER_ADDR and MASTER_PORT");
-  return TcpStoreClientOptions::at(env.master_addr, env.master_port, env.store_token);
+  return TcpStoreClientOptions::at(env.master_addr, hosted_store_port(env), env.store_token);
 }
 
 bool hosts_store(const DistEnv& env) {

@@ -105,6 +105,7 @@ DistEnv loopback_rank(std::uint32_t rank, std::uint32_t world, std::uint16_t por
   dist.world_size = world;
   dist.master_addr = "127.0.0.1";
   dist.master_port = port;
+  dist.store_port = port;  // the store rank 0 hosts
   return dist;
 }
 

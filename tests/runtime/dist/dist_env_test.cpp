@@ -19,9 +19,10 @@ class Environment {
     for (const auto& [name, value] : variables) ::setenv(name.c_str(), value.c_str(), 1);
   }
   ~Environment() {
-    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-                             "ODBATCH_RUN_ID", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
-                             "ODBATCH_STORE_ADDR", "ODBATCH_STORE_TOKEN", "ODBATCH_GLOO_HOSTNAME"})
+    for (const char* name :
+         {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "ODBATCH_RUN_ID",
+          "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "ODBATCH_STORE_ADDR",
+          "ODBATCH_STORE_PORT", "ODBATCH_STORE_TOKEN", "ODBATCH_GLOO_HOSTNAME"})
       ::unsetenv(name);
   }
   Environment(const Environment&) = delete;
@@ -37,6 +38,7 @@ TEST_CASE("from_env: torchrun's variables and odbatch's own, in one value") {
                                  {"ODBATCH_RUN_ID", "job7"},
                                  {"TORCHELASTIC_RUN_ID", "elastic"},
                                  {"ODBATCH_STORE_ADDR", "store.example:29400"},
+                                 {"ODBATCH_STORE_PORT", "30000"},
                                  {"ODBATCH_STORE_TOKEN", "secret"},
                                  {"ODBATCH_GLOO_HOSTNAME", "node3"}});
   const auto env = DistEnv::from_env();
@@ -47,6 +49,7 @@ TEST_CASE("from_env: torchrun's variables and odbatch's own, in one value") {
   CHECK(env.master_port == 29500);
   CHECK(env.run_id == "job7");
   CHECK(env.store_address == "store.example:29400");
+  CHECK(env.store_port == 30000);
   CHECK(env.store_token == "secret");
   CHECK(env.gloo_hostname == "node3");
   CHECK(!env.inproc_group);  // ranks that are processes

@@ -26,6 +26,7 @@ DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port, bo
   } else {
     env.master_addr = "127.0.0.1";
     env.master_port = port;
+    env.store_port = port;  // the store rank 0 hosts
   }
   return env;
 }
