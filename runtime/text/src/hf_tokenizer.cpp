@@ -1008,9 +1008,6 @@ void HfBpeTokenizer::encode_tokens(std::string_view text, const TextEncodeOption
                                    std::vector<TokenOffsets>* offsets) const {
   if (const std::size_t bad = text_detail::first_invalid_utf8(text); bad != std::string::npos)
     throw std::invalid_argument("text is not valid UTF-8 at byte " + std::to_string(bad));
-  if (offsets != nullptr && text.size() > std::numeric_limits<std::uint32_t>::max())
-    throw std::invalid_argument("text of " + std::to_string(text.size()) +
-                                " bytes is too long for 32-bit token offsets");
   if (options.add_special_tokens) {
     ids.insert(ids.end(), prefix_ids_.begin(), prefix_ids_.end());
     if (offsets != nullptr) offsets->resize(offsets->size() + prefix_ids_.size());

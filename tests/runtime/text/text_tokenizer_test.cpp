@@ -441,6 +441,11 @@ TEST_CASE("offsets, byte-level BPE: the space add_prefix_space inserts stands fo
   CHECK(offsets_of(*tokenizer, "world") == Ranges{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
   // "x" becomes " x": the space alone is a token, of no byte of the text.
   CHECK(offsets_of(*tokenizer, "x", {}, false) == Ranges{{0, 0}, {0, 1}});
+  // Inside a chunk that normalization changed, the inserted space takes the chunk's range: NFC
+  // turns "e" U+0301 U+0302 into U+00E9 U+0302, and the split starts a piece at U+0302.
+  config["normalizer"] = {{"type", "NFC"}};
+  CHECK(offsets_of(*parse(config), "e\xCC\x81\xCC\x82", {}, false) ==
+        Ranges{{0, 0}, {0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 5}});
 }
 
 TEST_CASE("offsets, byte-level BPE: text that normalization changes maps back chunk by chunk") {

@@ -3,8 +3,10 @@
 // BPE) and a tiktoken ranks file. Implementations are immutable after loading, so every method
 // is const and thread-safe: a pool of workers may share one tokenizer.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +55,9 @@ class TextTokenizer {
   void encode_with_offsets_into(std::string_view text, const TextEncodeOptions& options,
                                 std::vector<TokenId>& ids,
                                 std::vector<TokenOffsets>& offsets) const {
+    if (text.size() > std::numeric_limits<std::uint32_t>::max())
+      throw std::invalid_argument("text of " + std::to_string(text.size()) +
+                                  " bytes is too long for 32-bit token offsets");
     encode_tokens(text, options, ids, &offsets);
   }
 
