@@ -50,6 +50,15 @@ inline constexpr std::uint64_t kJsonlRecordLimit = 4096;
 // which returns an image of the promised geometry or an ImageError, the same on a second decode.
 Outcome jpeg_image(Input input);
 
+// A PNG file, and the same bytes with every chunk's CRC recomputed (so that mutations reach the
+// decoding), through ImageDecoder under the pipeline's default limits and geometry: the format
+// and header agree with decode(), which returns an image of the promised geometry or an
+// ImageError, the same on a second decode.
+Outcome png_image(Input input);
+
+// A WebP file (still, lossless or lossy, with alpha, animated), with the PNG target's promises.
+Outcome webp_image(Input input);
+
 // Four sides and pixels for BicubicResampler: every SIMD level this CPU has gives the scalar
 // kernels' bytes (image_resize_entry.cpp says how the bytes become sizes).
 Outcome image_resize(Input input);

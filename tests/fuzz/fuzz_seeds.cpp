@@ -1,6 +1,10 @@
 #include "fuzz_seeds.hpp"
 
+#include <png.h>
 #include <turbojpeg.h>
+#include <webp/encode.h>
+#include <webp/mux.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -323,9 +327,8 @@ std::vector<Seed> jsonl_seeds(const fs::path& source_dir) {
   return seeds;
 }
 
-// A real photo re-encoded small in each layout the decoder handles: chroma subsamplings, grey,
-// progressive and CMYK (YCCK).
-std::vector<Seed> reencoded_photos(const fs::path& photo) {
+// A real photo decoded small (84x56 pixels at most), for the seeds that re-encode it.
+DecodedImage small_photo(const fs::path& photo) {
   JpegDecoder decoder;
   DecodedImage small;
   VisionGeometryConfig geometry;
@@ -333,6 +336,13 @@ std::vector<Seed> reencoded_photos(const fs::path& photo) {
   geometry.max_pixels = 84 * 56;
   if (const auto error = decoder.decode(file_bytes(photo), geometry, small))
     throw std::runtime_error(photo.string() + ": " + error->message);
+  return small;
+}
+
+// A real photo re-encoded small in each layout the decoder handles: chroma subsamplings, grey,
+// progressive and CMYK (YCCK).
+std::vector<Seed> reencoded_photos(const fs::path& photo) {
+  const DecodedImage small = small_photo(photo);
   std::vector<std::uint8_t> cmyk(std::size_t{small.width} * small.height * 4);
   for (std::size_t p = 0; p < std::size_t{small.width} * small.height; ++p) {
     for (std::size_t c = 0; c < 3; ++c) cmyk[p * 4 + c] = small.rgb[p * 3 + c];
@@ -378,6 +388,145 @@ std::vector<Seed> jpeg_seeds(const fs::path& source_dir) {
        {"images/dlib/video_frames/frame_000236.jpg", "images/dlib/video_frames/frame_000173.jpg",
         "dirty/images/skimage/truncated.jpg", "dirty/images/bombs/pixel_bomb_sof0.jpg"})
     seeds.push_back({fs::path(file).filename().string(), file_bytes(data / file)});
+  return seeds;
+}
+
+// A photo's RGB pixels with a fourth channel, alpha rising left to right.
+Bytes with_alpha(const DecodedImage& small) {
+  Bytes rgba;
+  for (std::size_t p = 0; p < std::size_t{small.width} * small.height; ++p) {
+    rgba.insert(rgba.end(), small.rgb.begin() + 3 * p, small.rgb.begin() + 3 * p + 3);
+    rgba.push_back(static_cast<std::uint8_t>(255 * (p % small.width) / small.width));
+  }
+  return rgba;
+}
+
+// `pixels` as a PNG by libpng's simplified writer; `colormap` for the colour-mapped formats.
+Bytes png_of(const DecodedImage& small, png_uint_32 format, const void* pixels,
+             const Bytes& colormap = {}) {
+  ::png_image image{};  // libpng's struct, not the fuzz target
+  image.version = PNG_IMAGE_VERSION;
+  image.width = small.width;
+  image.height = small.height;
+  image.format = format;
+  image.colormap_entries = static_cast<png_uint_32>(colormap.size() / 3);
+  png_alloc_size_t size = 0;
+  const void* map = colormap.empty() ? nullptr : colormap.data();
+  if (png_image_write_to_memory(&image, nullptr, &size, 0, pixels, 0, map) == 0)
+    throw std::runtime_error(std::string("libpng: ") + image.message);
+  Bytes png(size);
+  if (png_image_write_to_memory(&image, png.data(), &size, 0, pixels, 0, map) == 0)
+    throw std::runtime_error(std::string("libpng: ") + image.message);
+  png.resize(size);
+  return png;
+}
+
+// The PNG with an acTL chunk declaring two frames inserted after IHDR: an animated PNG's
+// header, whose first frame is the image data.
+Bytes with_actl(Bytes png) {
+  const std::uint8_t body[] = {'a', 'c', 'T', 'L', 0, 0, 0, 2, 0, 0, 0, 0};
+  const auto crc = static_cast<std::uint32_t>(crc32(0, body, sizeof body));
+  Bytes chunk = {0, 0, 0, 8};
+  chunk.insert(chunk.end(), std::begin(body), std::end(body));
+  for (int i = 0; i < 4; ++i) chunk.push_back(static_cast<std::uint8_t>(crc >> (24 - 8 * i)));
+  png.insert(png.begin() + 8 + 25, chunk.begin(), chunk.end());
+  return png;
+}
+
+// A real photo as PNGs of each colour type libpng's simplified writer makes: RGB, RGBA, grey,
+// grey+alpha, 16-bit RGB, a 16-colour palette, and an animated header.
+std::vector<Seed> png_seeds(const fs::path& source_dir) {
+  const DecodedImage small = small_photo(source_dir / "data/images/sklearn/china.jpg");
+  const std::size_t pixels = std::size_t{small.width} * small.height;
+  Bytes grey(pixels), grey_alpha, indices(pixels), colormap;
+  std::vector<std::uint16_t> rgb16;
+  for (std::size_t p = 0; p < pixels; ++p) {
+    grey[p] = small.rgb[3 * p + 1];
+    grey_alpha.push_back(grey[p]);
+    grey_alpha.push_back(static_cast<std::uint8_t>(p));
+    indices[p] = static_cast<std::uint8_t>(grey[p] >> 4);
+    for (int c = 0; c < 3; ++c)
+      rgb16.push_back(static_cast<std::uint16_t>(small.rgb[3 * p + c] * 257));
+  }
+  for (int i = 0; i < 16; ++i)
+    colormap.insert(colormap.end(),
+                    {static_cast<std::uint8_t>(i * 17), static_cast<std::uint8_t>(255 - i * 17),
+                     static_cast<std::uint8_t>(i * 5)});
+  const Bytes rgba = with_alpha(small);
+  const Bytes rgb = png_of(small, PNG_FORMAT_RGB, small.rgb.data());
+  return {{"china-rgb.png", rgb},
+          {"china-rgba.png", png_of(small, PNG_FORMAT_RGBA, rgba.data())},
+          {"china-grey.png", png_of(small, PNG_FORMAT_GRAY, grey.data())},
+          {"china-grey-alpha.png", png_of(small, PNG_FORMAT_GA, grey_alpha.data())},
+          {"china-rgb16.png", png_of(small, PNG_FORMAT_LINEAR_RGB, rgb16.data())},
+          {"china-palette.png", png_of(small, PNG_FORMAT_RGB_COLORMAP, indices.data(), colormap)},
+          {"china-animated-header.png", with_actl(rgb)}};
+}
+
+Bytes webp_bytes(std::uint8_t* data, std::size_t size) {
+  if (data == nullptr || size == 0) throw std::runtime_error("libwebp could not encode a seed");
+  Bytes webp(data, data + size);
+  WebPFree(data);
+  return webp;
+}
+
+// Two frames of the photo (as is, then mirrored) as an animated WebP.
+Bytes animated_webp(const DecodedImage& small) {
+  const int width = static_cast<int>(small.width);
+  const int height = static_cast<int>(small.height);
+  WebPAnimEncoderOptions options;
+  WebPConfig config;
+  if (WebPAnimEncoderOptionsInit(&options) == 0 || WebPConfigInit(&config) == 0)
+    throw std::runtime_error("libwebp version mismatch");
+  const std::unique_ptr<WebPAnimEncoder, void (*)(WebPAnimEncoder*)> encoder(
+      WebPAnimEncoderNew(width, height, &options), WebPAnimEncoderDelete);
+  Bytes mirrored(small.rgb.size());
+  for (std::size_t y = 0; y < small.height; ++y)
+    for (std::size_t x = 0; x < small.width; ++x)
+      for (std::size_t c = 0; c < 3; ++c)
+        mirrored[(y * small.width + x) * 3 + c] =
+            small.rgb[(y * small.width + small.width - 1 - x) * 3 + c];
+  int timestamp = 0;
+  const Bytes* frames[] = {&small.rgb, &mirrored};
+  for (const Bytes* frame : frames) {
+    WebPPicture picture;
+    if (WebPPictureInit(&picture) == 0) throw std::runtime_error("libwebp version mismatch");
+    picture.width = width;
+    picture.height = height;
+    picture.use_argb = 1;
+    const bool added = WebPPictureImportRGB(&picture, frame->data(), width * 3) != 0 &&
+                       WebPAnimEncoderAdd(encoder.get(), &picture, timestamp, &config) != 0;
+    WebPPictureFree(&picture);
+    if (!added) throw std::runtime_error("libwebp could not add an animation frame");
+    timestamp += 100;
+  }
+  WebPData data;
+  WebPDataInit(&data);
+  if (WebPAnimEncoderAdd(encoder.get(), nullptr, timestamp, nullptr) == 0 ||
+      WebPAnimEncoderAssemble(encoder.get(), &data) == 0)
+    throw std::runtime_error("libwebp could not assemble the animation");
+  Bytes webp(data.bytes, data.bytes + data.size);
+  WebPDataClear(&data);
+  return webp;
+}
+
+// A real photo as WebPs: lossy and lossless, each with and without alpha, and animated.
+std::vector<Seed> webp_seeds(const fs::path& source_dir) {
+  const DecodedImage small = small_photo(source_dir / "data/images/sklearn/china.jpg");
+  const int width = static_cast<int>(small.width);
+  const int height = static_cast<int>(small.height);
+  const Bytes rgba = with_alpha(small);
+  std::uint8_t* out = nullptr;
+  std::vector<Seed> seeds;
+  std::size_t size = WebPEncodeRGB(small.rgb.data(), width, height, width * 3, 75, &out);
+  seeds.push_back({"china-lossy.webp", webp_bytes(out, size)});
+  size = WebPEncodeRGBA(rgba.data(), width, height, width * 4, 75, &out);
+  seeds.push_back({"china-lossy-alpha.webp", webp_bytes(out, size)});
+  size = WebPEncodeLosslessRGB(small.rgb.data(), width, height, width * 3, &out);
+  seeds.push_back({"china-lossless.webp", webp_bytes(out, size)});
+  size = WebPEncodeLosslessRGBA(rgba.data(), width, height, width * 4, &out);
+  seeds.push_back({"china-lossless-alpha.webp", webp_bytes(out, size)});
+  seeds.push_back({"china-animated.webp", animated_webp(small)});
   return seeds;
 }
 
@@ -445,6 +594,8 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "store_frames" || target == "store_session") return store_seeds();
   if (target == "jsonl_records") return jsonl_seeds(source_dir);
   if (target == "jpeg_image") return jpeg_seeds(source_dir);
+  if (target == "png_image") return png_seeds(source_dir);
+  if (target == "webp_image") return webp_seeds(source_dir);
   if (target == "image_resize") return resize_seeds();
   if (target == "pipeline_toml") return toml_seeds(source_dir);
   throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");
