@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "odbatch/core/split_mix64.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/json_array_scanner.hpp"
@@ -80,6 +83,41 @@ std::string conversation(const std::string& id, const std::string& answer) {
          answer + R"("}]})";
 }
 
+std::size_t below(SplitMix64& rng, std::size_t bound) {
+  return static_cast<std::size_t>(rng.next() % bound);
+}
+
+// A random JSON value whose strings are full of what the scanner must step over: quotes,
+// backslashes, brackets, commas, control characters and non-ASCII text.
+nlohmann::json random_value(SplitMix64& rng, int depth) {
+  static const std::vector<std::string> kPieces = {"\"", "\\", "[",  "]",           "{", "}",   ",",
+                                                   "a",  "\n", "\t", "caf\xc3\xa9", " ", "\\\""};
+  auto random_string = [&] {
+    std::string text;
+    for (std::size_t i = below(rng, 6); i > 0; --i) text += kPieces[below(rng, kPieces.size())];
+    return text;
+  };
+  switch (depth > 3 ? below(rng, 3) : below(rng, 5)) {
+    case 0:
+      return random_string();
+    case 1:
+      return static_cast<double>(below(rng, 1000)) - 500.5;
+    case 2:
+      return below(rng, 2) == 0 ? nlohmann::json(nullptr) : nlohmann::json(true);
+    case 3: {
+      auto array = nlohmann::json::array();
+      for (std::size_t i = below(rng, 4); i > 0; --i) array.push_back(random_value(rng, depth + 1));
+      return array;
+    }
+    default: {
+      auto object = nlohmann::json::object();
+      for (std::size_t i = below(rng, 4); i > 0; --i)
+        object[random_string()] = random_value(rng, depth + 1);
+      return object;
+    }
+  }
+}
+
 std::vector<std::string> lines_of(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::vector<std::string> lines;
@@ -123,6 +161,44 @@ TEST_CASE("element boundaries do not depend on where the buffer fills split the 
   for (std::size_t piece = 1; piece < 8; ++piece) {
     CAPTURE(piece);
     CHECK(scan_in_pieces(content, piece) == whole);
+  }
+}
+
+TEST_CASE("random JSON arrays split into exactly their elements; mutated ones never lose bytes") {
+  SplitMix64 rng(20261204);
+  const std::vector<std::string> separators = {",", " , ", ",\n  ", "\r\n,\t"};
+  for (int round = 0; round < 300; ++round) {
+    CAPTURE(round);
+    std::vector<std::string> dumps;
+    std::string content = below(rng, 2) == 0 ? "[" : " \n[\n  ";
+    for (std::size_t i = below(rng, 8); i > 0; --i) {
+      const auto value = random_value(rng, 0);
+      dumps.push_back(below(rng, 2) == 0 ? value.dump() : value.dump(2));
+      if (dumps.size() > 1) content += separators[below(rng, separators.size())];
+      content += dumps.back();
+    }
+    content += below(rng, 2) == 0 ? "]" : "\n]\n";
+    std::vector<std::string> texts;
+    for (const auto& [offset, length] : scan_in_pieces(content, 1 + below(rng, 64)))
+      texts.push_back(content.substr(offset, length));
+    CHECK(texts == dumps);
+
+    // A few bytes replaced: indexing fails with its error, or the elements it finds lie in order
+    // inside the array and none overlaps the next.
+    auto mutated = content;
+    constexpr std::string_view kReplacements("\"\\[]{},x \xff\0", 11);
+    for (std::size_t i = 1 + below(rng, 3); i > 0; --i)
+      mutated[below(rng, mutated.size())] = kReplacements[below(rng, kReplacements.size())];
+    try {
+      std::uint64_t previous_end = 0;
+      for (const auto& [offset, length] : scan_in_pieces(mutated, 1 + below(rng, 64))) {
+        CHECK(offset >= previous_end);
+        CHECK(offset + length <= mutated.size());
+        previous_end = offset + length;
+      }
+    } catch (const DatasetError& e) {
+      CHECK(std::string(e.what()).starts_with("test.json: JSON array"));
+    }
   }
 }
 
