@@ -46,26 +46,43 @@ std::filesystem::path fresh_dir(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("launch: every rank gets torchrun's variables") {
+TEST_CASE("launch: every rank gets torchrun's variables, and a port for odbatch's store") {
   const auto run = run_cli(
-      "launch --nproc 3 -- sh -c 'echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE "
-      "$MASTER_ADDR $MASTER_PORT'");
+      "launch --nproc 3 --no-prefix -- sh -c 'echo $RANK $LOCAL_RANK $WORLD_SIZE "
+      "$LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT $ODBATCH_STORE_PORT'");
   CHECK(run.status == 0);
   std::set<std::string> ranks;
   std::set<std::string> ports;
   std::istringstream lines(run.out);
-  for (std::string rank, local, world, local_world, addr, port;
-       lines >> rank >> local >> world >> local_world >> addr >> port;) {
+  for (std::string rank, local, world, local_world, addr, port, store_port;
+       lines >> rank >> local >> world >> local_world >> addr >> port >> store_port;) {
     ranks.insert(rank);
-    ports.insert(port);
+    ports.insert(port + " " + store_port);
     CHECK(local == rank);
     CHECK(world == "3");
     CHECK(local_world == "3");
     CHECK(addr == "127.0.0.1");
+    CHECK(store_port != port);  // MASTER_PORT is torch's store's
   }
   CHECK(ranks == std::set<std::string>{"0", "1", "2"});
   CHECK(ports.size() == 1);  // one store address for all
   CHECK(run.err.find("all 3 rank(s) succeeded") != std::string::npos);
+}
+
+TEST_CASE("launch: each line a rank writes comes whole, prefixed with its rank") {
+  const auto run = run_cli(
+      "launch --nproc 2 -- sh -c 'for i in 1 2 3; do echo line $i of $RANK; done; "
+      "echo to stderr >&2; printf unfinished'");
+  CHECK(run.status == 0);
+  for (const std::string rank : {"0", "1"}) {
+    for (const std::string i : {"1", "2", "3"})
+      CHECK(run.out.find("[rank " + rank + "]: line " + i + " of " + rank + "\n") !=
+            std::string::npos);
+    CHECK(run.out.find("[rank " + rank + "]: unfinished\n") != std::string::npos);
+    CHECK(run.err.find("[rank " + rank + "]: to stderr\n") != std::string::npos);
+  }
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) CHECK(line.starts_with("[rank "));
 }
 
 TEST_CASE("launch: the first failing rank stops the others, which leave nothing behind") {

@@ -14,6 +14,7 @@ int run_launch_command(const LaunchOptions& options) {
   spec.master_port = options.master_port;
   spec.grace = options.grace;
   spec.command = options.command;
+  spec.prefix_output = options.prefix_output;
   LaunchResult result;
   try {
     result = launch_local_ranks(spec, std::cerr);

@@ -13,6 +13,7 @@ struct LaunchOptions {
   std::uint16_t master_port = 0;  // 0: a free port
   std::chrono::milliseconds grace{10'000};
   std::vector<std::string> command;
+  bool prefix_output = true;  // "[rank R]: " before each line of a rank's output
 };
 
 // Returns the exit status: 0 when every rank succeeded, else the first failed rank's status (or

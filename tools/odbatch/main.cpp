@@ -179,6 +179,7 @@ struct LaunchArguments {
   std::uint16_t master_port = 0;
   std::uint64_t grace_ms = 10'000;
   std::vector<std::string> command;
+  bool no_prefix = false;
 
   odbatch::cli::LaunchOptions options() const {
     odbatch::cli::LaunchOptions o;
@@ -187,6 +188,7 @@ struct LaunchArguments {
     o.master_port = master_port;
     o.grace = std::chrono::milliseconds(grace_ms);
     o.command = command;
+    o.prefix_output = !no_prefix;
     return o;
   }
 };
@@ -201,9 +203,13 @@ CLI::App* add_launch_command(CLI::App& app, LaunchArguments& arguments) {
       ->default_str("")
       ->check(CLI::Range(1u, 1024u));
   launch->add_option("--master-addr", arguments.master_addr,
-                     "Address of rank 0's store (an IPv4 address of this machine)");
+                     "MASTER_ADDR: where rank 0's stores are (an IPv4 address of this machine)");
   launch->add_option("--master-port", arguments.master_port,
-                     "Port of rank 0's store; 0: a free one");
+                     "MASTER_PORT, for torch's store; 0: a free one (odbatch's store gets "
+                     "ODBATCH_STORE_PORT, another free one)");
+  launch->add_flag("--no-prefix", arguments.no_prefix,
+                   "Ranks write straight to this stdout and stderr, without \"[rank R]: \" before "
+                   "each line");
   launch->add_option("--grace-ms", arguments.grace_ms,
                      "After a failure or a signal, how long the ranks have to exit before SIGKILL");
   launch->add_option("command", arguments.command, "The command to run, after --")

@@ -12,7 +12,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+
+#include "rank_output_forwarder.hpp"
 
 extern char** environ;
 
@@ -62,7 +65,8 @@ class RankGroup {
  public:
   RankGroup(const LaunchSpec& spec, std::ostream& log) : spec_(spec), log_(log) {}
 
-  void start(std::uint16_t port, std::uint16_t store_port, const sigset_t& child_mask) {
+  void start(std::uint16_t port, std::uint16_t store_port, const sigset_t& child_mask,
+             const RankOutputForwarder* output) {
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     sigset_t defaults;
@@ -81,8 +85,12 @@ class RankGroup {
       auto environment = rank_environment(spec_, port, store_port, rank);
       auto environment_pointers = pointers(environment);
       pid_t pid = 0;
-      const int error = posix_spawnp(&pid, argv_pointers[0], nullptr, &attributes,
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      if (output) output->redirect(rank, actions);
+      const int error = posix_spawnp(&pid, argv_pointers[0], &actions, &attributes,
                                      argv_pointers.data(), environment_pointers.data());
+      posix_spawn_file_actions_destroy(&actions);
       if (error != 0) {
         posix_spawnattr_destroy(&attributes);
         terminate_all(SIGKILL);
@@ -227,8 +235,11 @@ LaunchResult launch_local_ranks(const LaunchSpec& spec, std::ostream& log) {
     ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
   } restore{previous};
 
+  std::optional<RankOutputForwarder> output;
+  if (spec.prefix_output) output.emplace(spec.nproc);
   RankGroup group(spec, log);
-  group.start(port, store_port, previous);
+  group.start(port, store_port, previous, output ? &*output : nullptr);
+  if (output) output->start();
   log << "odbatch launch: " << spec.nproc << " rank(s) of " << spec.command[0] << ", MASTER_ADDR "
       << spec.master_addr << " MASTER_PORT " << port;
   if (store_port != 0) log << " ODBATCH_STORE_PORT " << store_port;
@@ -247,6 +258,8 @@ LaunchResult launch_local_ranks(const LaunchSpec& spec, std::ostream& log) {
     group.reap(false);
     group.enforce_grace();
   }
+  // What the ranks wrote last; processes they left behind may hold the pipes open a while.
+  if (output) output->finish(Clock::now() + std::chrono::seconds(2));
   return group.result();
 }
 

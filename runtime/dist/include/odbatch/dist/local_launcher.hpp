@@ -22,6 +22,9 @@ struct LaunchSpec {
   // they are killed.
   std::chrono::milliseconds grace{10'000};
   std::map<std::string, std::string> extra_environment;  // set in every rank, over the inherited
+  // Each line a rank writes to stdout or stderr goes to the launcher's, prefixed "[rank R]: ";
+  // false: the ranks share the launcher's stdout and stderr.
+  bool prefix_output = true;
 };
 
 struct RankExit {
