@@ -1,0 +1,89 @@
+// `odbatch render` end to end on the dataset: the rendered chat template, token ids, pieces and
+// supervised positions of a record, as text and as JSON, and a record the template refuses.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace odbatch::test;
+using nlohmann::json;
+
+const fs::path kData = ODBATCH_DATA_DIR;
+const fs::path kTemplates = ODBATCH_CHAT_TEMPLATE_DIR;
+
+bool data_built() {
+  if (fs::exists(kData / "sft" / "mixed.jsonl")) return true;
+  MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+  return false;
+}
+
+fs::path config_with_template(const std::string& name, const std::string& template_file) {
+  return scratch().write(name + ".toml",
+                         source_and_tokenizer_toml(kData / "sft" / "mixed.jsonl", kData) +
+                             "template_file = \"" + (kTemplates / template_file).string() +
+                             "\"\ntemplate_date = \"2024-07-26\"\n");
+}
+
+}  // namespace
+
+TEST_CASE("render shows a record's text, tokens and supervised positions, as JSON too") {
+  if (!data_built()) return;
+  const auto config = config_with_template("render-chatml", "chatml.jinja");
+  const auto record = shell_quoted(kData / "sft" / "mixed.jsonl") + ":1";
+  const auto run = run_cli("render " + shell_quoted(config) + " --record " + record + " --json");
+  REQUIRE(run.status == 0);
+  const json out = json::parse(run.out);
+  REQUIRE(out.size() == 1);
+  const auto& r = out[0];
+  CHECK(r["record"].get<std::string>().ends_with("mixed.jsonl:1"));
+  const std::string text = r["text"];
+  CHECK(text.starts_with("<|im_start|>user\n"));
+  REQUIRE(r["supervised_ranges"].size() == 1);
+  const auto begin = r["supervised_ranges"][0][0].get<std::size_t>();
+  const auto end = r["supervised_ranges"][0][1].get<std::size_t>();
+  CHECK(text.substr(end - 10, 10) == "<|im_end|>");
+  CHECK(text.substr(0, begin).ends_with("<|im_start|>assistant\n"));
+  const auto ids = r["input_ids"].get<std::vector<int>>();
+  const auto labels = r["labels"].get<std::vector<int>>();
+  REQUIRE(ids.size() == labels.size());
+  REQUIRE(r["pieces"].size() == ids.size());
+  std::size_t supervised = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (labels[i] != -100) {
+      CHECK(labels[i] == ids[i]);
+      ++supervised;
+    }
+  CHECK(supervised > 0);
+  CHECK(r["pieces"].back() == "<|im_end|>");
+
+  // The same record as text: the supervised span bracketed (no terminal here), a token table.
+  const auto plain = run_cli("render " + shell_quoted(config) + " --record " + record);
+  REQUIRE(plain.status == 0);
+  CHECK(plain.out.find("\u27e6") != std::string::npos);
+  CHECK(plain.out.find("supervised targets") != std::string::npos);
+  CHECK(plain.out.find("\x1b[") == std::string::npos);
+}
+
+TEST_CASE("render says why a template refuses a record, and exits 1") {
+  if (!data_built()) return;
+  // Gemma-2's template raises on a system message; the default system prompt adds one.
+  const auto config =
+      scratch().write("render-gemma.toml",
+                      read_file(config_with_template("render-gemma-base", "gemma-2-2b-it.jinja")) +
+                          "system_prompt = \"Be brief.\"\nbos_token = \"<bos>\"\n");
+  const auto run = run_cli("render " + shell_quoted(config) + " --json");
+  CHECK(run.status == 1);
+  const json out = json::parse(run.out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0]["error"]["reason"] == "template_refused");
+  CHECK(out[0]["error"]["message"].get<std::string>().find("System role not supported") !=
+        std::string::npos);
+  CHECK(run_cli("render " + shell_quoted(config) + " --record nowhere.jsonl:x").status == 2);
+}
