@@ -109,8 +109,9 @@ void JsonArrayScanner::feed(std::string_view bytes, std::uint64_t offset) {
         continue;
       case Phase::after_array:
         if (is_json_whitespace(c)) continue;
-        fail(at,
-             "found " + shown(c) + " after the array's closing ']'; only whitespace may follow");
+        fail(at, "found " + shown(c) +
+                     " after the array's closing ']'; only whitespace may follow (a file "
+                     "whose first byte besides whitespace is '[' is read as one JSON array)");
       case Phase::in_array:
         break;
     }

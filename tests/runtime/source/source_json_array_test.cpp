@@ -335,7 +335,8 @@ TEST_CASE("a break in the array's structure fails indexing at its byte") {
   CHECK(error_of({trailing}) ==
         trailing +
             ": JSON array, byte 11: found '{' after the array's closing ']'; only whitespace may "
-            "follow");
+            "follow (a file whose first byte besides whitespace is '[' is read as one "
+            "JSON array)");
   const auto second_array = dir.write("two.json", "[{}] [{}]");
   CHECK(error_of({second_array}).starts_with(second_array + ": JSON array, byte 5: found '['"));
 
