@@ -5,11 +5,11 @@ the PNG/WebP parity test checks odbatch against.
 From about 24 of the dataset's JPEGs (one per distinct size and mode, grey included; sides cut
 to multiples of 28 after shrinking the largest to 640 pixels, so that a geometry without limits
 keeps them whole), it writes into OUT_DIR:
-  PNG: RGB, RGBA (a diagonal alpha gradient), LA, L, P (256 colours), P with tRNS (16 colours,
-  4-bit indices), 16-bit RGB (with a gAMA chunk), 16-bit grey (values 0..510), interlaced
-  (Adam7) RGB, animated (2 frames);
+  PNG: RGB, RGB with tRNS, RGBA (a diagonal alpha gradient), LA, L, 1-bit grey, interlaced 2-bit grey,
+  P (256 colours), P with tRNS (16 colours, 4-bit indices), 16-bit RGB (with a gAMA chunk),
+  16-bit grey (values 0..510), interlaced (Adam7) RGB, animated (2 frames);
   WebP: lossless, lossy, lossy with alpha, animated (2 frames).
-Pillow cannot write 16-bit RGB or interlaced PNGs, so write_png() below does.
+Pillow cannot write 16-bit RGB, 2-bit grey or interlaced PNGs, so write_png() below does.
 
 OUT_DIR/cases.tsv has one line per file and geometry, tab-separated:
   file  width  height  rgb_crc32  min_pixels  max_pixels  target_width  target_height
@@ -68,6 +68,14 @@ def write_png(path, color_type, bit_depth, samples, interlaced=False, extra=b"")
         if part.size == 0:
             return b""
         rows = part.reshape(part.shape[0], -1).view(numpy.uint8)
+        if bit_depth < 8:  # grey samples packed into bytes, most significant bits first
+            per_byte = 8 // bit_depth
+            padded = numpy.zeros((rows.shape[0], -(-rows.shape[1] // per_byte) * per_byte),
+                                 numpy.uint8)
+            padded[:, :rows.shape[1]] = rows
+            rows = numpy.zeros((rows.shape[0], padded.shape[1] // per_byte), numpy.uint8)
+            for i in range(per_byte):
+                rows |= padded[:, i::per_byte] << (8 - bit_depth * (i + 1))
         return numpy.hstack([numpy.zeros((rows.shape[0], 1), numpy.uint8), rows]).tobytes()
 
     raw = b"".join(scanlines(*p) for p in ADAM7) if interlaced else scanlines(0, 0, 1, 1)
@@ -127,6 +135,8 @@ def variants(stem, image, out_dir):
     save("la.png", la)
     save("l.png", grey)
     save("p.png", rgb.quantize(256, Image.Quantize.FASTOCTREE))
+    save("bilevel.png", grey.convert("1"))
+    save("rgb-trns.png", rgb, transparency=tuple(rgb.getpixel((0, 0))))
     save("p-trns.png", rgb.quantize(16, Image.Quantize.FASTOCTREE), transparency=0)
     second = rgb.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     save("animated.png", rgb, save_all=True, append_images=[second])
@@ -139,6 +149,7 @@ def variants(stem, image, out_dir):
     gamma = chunk(b"gAMA", struct.pack(">I", 45455))
     for name, args in ((f"{stem}.rgb16.png", (2, 16, rgb16, False, gamma)),
                        (f"{stem}.grey16.png", (0, 16, grey16)),
+                       (f"{stem}.grey2-interlaced.png", (0, 2, numpy.asarray(grey) >> 6, True)),
                        (f"{stem}.interlaced.png", (2, 8, rgb_array, True))):
         write_png(out_dir / name, *args)
         names.append(name)
