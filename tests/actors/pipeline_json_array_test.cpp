@@ -1,13 +1,16 @@
 // The pipeline over a LLaVA-style JSON array: every 40th record of the real dataset's ShareGPT
 // file, converted by tools/dataset/jsonl_to_json_array.py (the odbatch_json_array_dataset
 // fixture), gives the very batches of the same records as JSONL, resumes exactly from a
-// checkpoint, and rejects a broken element in the middle of an array alone, located by element
-// and byte offset in the ledger, with a clean audit.
+// checkpoint, mixes with JSONL files in one source, and rejects a broken element in the middle of
+// an array alone, located by element and byte offset in the ledger, with a clean audit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,14 +66,21 @@ Epoch run_epoch(const PipelineConfig& config, const std::filesystem::path& ledge
   return epoch;
 }
 
+void write_jsonl(const std::filesystem::path& file, std::span<const std::string> lines) {
+  std::ofstream out(file, std::ios::binary);
+  for (const auto& line : lines) out << line << '\n';
+  REQUIRE_MESSAGE(out.good(), "cannot write " << file.string());
+}
+
 // Checks every batch and audits the epoch: each of `images_per_sample`'s ids emitted once or
 // rejected once.
 AuditReport check_and_audit(const Epoch& epoch, const PipelineConfig& config,
-                            const std::map<SampleId, std::size_t>& images_per_sample) {
+                            const std::map<SampleId, std::size_t>& images_per_sample,
+                            std::vector<SampleId> file_starts = {0}) {
   BatchExpectations expect;
   expect.config = &config;
   expect.vision = test::vision_tokens(config);
-  expect.file_starts = {0};
+  expect.file_starts = std::move(file_starts);
   expect.images_per_sample = images_per_sample;
   auto rank = test::check_epoch(epoch.batches, expect);
   rank.rejected = epoch.ledger.rejected;
@@ -89,10 +99,7 @@ TEST_CASE("a JSON array gives the batches of the same records as JSONL, and resu
   const test::TempDir dir;
   const auto lines = sampled_lines();
   const auto jsonl_file = dir.path() / "sampled.jsonl";
-  {
-    std::ofstream out(jsonl_file, std::ios::binary);
-    for (const auto& line : lines) out << line << '\n';
-  }
+  write_jsonl(jsonl_file, lines);
   std::map<SampleId, std::size_t> images_per_sample;
   for (SampleId id = 0; id < lines.size(); ++id) images_per_sample[id] = image_count(lines[id]);
 
@@ -127,6 +134,43 @@ TEST_CASE("a JSON array gives the batches of the same records as JSONL, and resu
   CHECK(test::batch_digests(test::drain(*resumed)) ==
         std::vector<std::uint64_t>(digests.begin() + static_cast<std::ptrdiff_t>(cut),
                                    digests.end()));
+}
+
+TEST_CASE(
+    "a JSON array and a JSONL file in one source: the steps of the same records as one JSONL") {
+  test::require_dataset();
+  const test::TempDir dir;
+  const auto lines = sampled_lines();
+  const std::size_t half = lines.size() / 2;
+  const auto array_file = dir.path() / "first-half.json";
+  {
+    std::ofstream out(array_file, std::ios::binary);
+    out << "[";
+    for (std::size_t i = 0; i < half; ++i) out << (i > 0 ? ",\n" : "") << lines[i];
+    out << "]";
+  }
+  const auto second_half = dir.path() / "second-half.jsonl";
+  write_jsonl(second_half, std::span(lines).subspan(half));
+  const auto whole = dir.path() / "whole.jsonl";
+  write_jsonl(whole, lines);
+  std::map<SampleId, std::size_t> images_per_sample;
+  for (SampleId id = 0; id < lines.size(); ++id) images_per_sample[id] = image_count(lines[id]);
+
+  auto mixed_config = test::small_config({array_file, second_half});
+  mixed_config.images.workers = 2;
+  auto whole_config = mixed_config;
+  whole_config.source.files = {whole.string()};
+  const auto mixed = run_epoch(mixed_config, dir.path() / "mixed-ledger.jsonl");
+  const auto from_whole = run_epoch(whole_config, dir.path() / "whole-ledger.jsonl");
+  check_and_audit(mixed, mixed_config, images_per_sample, {0, half});
+  // The same ids in the same steps, and the same tokens: only the rows' source files differ.
+  CHECK(mixed.ledger.steps == from_whole.ledger.steps);
+  REQUIRE(mixed.batches.size() == from_whole.batches.size());
+  for (std::size_t i = 0; i < mixed.batches.size(); ++i) {
+    const auto a = mixed.batches[i]->input_ids();
+    const auto b = from_whole.batches[i]->input_ids();
+    CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  }
 }
 
 TEST_CASE(
