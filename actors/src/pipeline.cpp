@@ -320,6 +320,12 @@ std::uint64_t Pipeline::shard_records() const {
 std::uint32_t Pipeline::vocab_size() const {
   return impl_->resources->tokenizer->vocab_size();
 }
+std::uint32_t Pipeline::rank() const {
+  return impl_->dist.rank;
+}
+std::uint32_t Pipeline::world_size() const {
+  return impl_->dist.world_size;
+}
 
 Checkpoint Pipeline::Impl::epoch_beginning(std::uint64_t number) const {
   Checkpoint checkpoint;

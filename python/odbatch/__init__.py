@@ -1,38 +1,58 @@
 """odbatch: online dynamic batching for LLM and VLM training.
 
     import odbatch
-    pipe = odbatch.Pipeline("pipeline.toml")        # torchrun's RANK, WORLD_SIZE, MASTER_ADDR, ...
+    pipe = odbatch.Pipeline("pipeline.toml", tensors="torch")  # torchrun's RANK, WORLD_SIZE, ...
     for epoch in range(epochs):
-        for batch in pipe.epoch(epoch):              # dicts of numpy arrays (or torch tensors)
-            info = batch["step_info"]
-            loss = model(batch) * info.loss_scale    # the rank's mean loss times its scale
+        pipe.set_epoch(epoch)                     # as with DistributedSampler
+        for batch in pipe:                        # a dict of tensors, nothing else
+            batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+            info = pipe.step_info                 # the StepInfo of the batch just taken
+            loss = model(**batch).loss * info.loss_scale
 
 Every rank yields the same number of batches per epoch; IDLE batches (info.idle, loss_scale 0)
-keep the trainer's collectives aligned and must be run like any other step.
-
-Arrays are views of the batch's own buffers, not copies: each keeps its batch alive, so they stay
-valid for as long as they (or tensors made from them) are referenced; the batch's memory goes
-back to the pipeline once none is.
+keep the trainer's collectives aligned and must be run like any other step. docs/python.md has
+the whole API.
 """
 
 import json
+import warnings
 from os import fspath
 
-from ._odbatch import CheckpointError, StepInfo, __version__, iterate_in_cpp, join_states
+from ._odbatch import (
+    CheckpointError,
+    ConfigError,
+    DataError,
+    PeerFailure,
+    StepInfo,
+    __version__,
+    iterate_in_cpp,
+    join_states,
+    pinning_available,
+)
+from ._odbatch import Config as _Config
 from ._odbatch import Pipeline as _NativePipeline
+from ._odbatch import checkpoint_summary as _checkpoint_summary
 from ._odbatch import load_state as _load_state
 from ._odbatch import save_state as _save_state
 
 __all__ = [
     "CheckpointError",
+    "ConfigError",
+    "DataError",
+    "PeerFailure",
     "Pipeline",
     "StepInfo",
     "__version__",
     "iterate_in_cpp",
+    "join_state_dicts",
     "join_states",
     "load_state",
+    "pinning_available",
     "save_state",
 ]
+
+_TENSOR_KINDS = ("numpy", "torch")
+_STATE_FORMAT = "odbatch.pipeline_state/1"
 
 
 def save_state(file, part, timeout_seconds=600.0):
@@ -45,70 +65,194 @@ def load_state(file):
     """A checkpoint file's content, for Pipeline(..., resume_from=...)."""
     return _load_state(fspath(file))
 
-_TENSOR_KINDS = ("numpy", "torch")
+
+def _state_dict_of(checkpoint, rank, world_size):
+    summary = _checkpoint_summary(checkpoint)
+    return {
+        "format": _STATE_FORMAT,
+        "rank": rank,
+        "world_size": summary["world_size"] if world_size is None else world_size,
+        "epoch": summary["epoch"],
+        "steps_taken": summary["steps_taken"],
+        "ranks": summary["ranks"],
+        "checkpoint": checkpoint,
+    }
+
+
+def join_state_dicts(state_dicts):
+    """One state dict from every rank's state_dict(), for load_state_dict() at any world size."""
+    parts = [_checkpoint_of(sd) for sd in state_dicts]
+    return _state_dict_of(join_states(parts), None, None)
+
+
+def _checkpoint_of(state_dict):
+    if not isinstance(state_dict, dict) or state_dict.get("format") != _STATE_FORMAT:
+        raise CheckpointError(
+            f"not an odbatch Pipeline state dict (one from Pipeline.state_dict(), "
+            f"whose 'format' is {_STATE_FORMAT!r})"
+        )
+    return state_dict["checkpoint"]
 
 
 class Pipeline:
-    """One data-parallel rank's pipeline, configured by a TOML file (docs/pipeline-toml.md).
+    """One data-parallel rank's loader, configured by a TOML file (docs/pipeline-toml.md).
+
+    Iterating it yields the current epoch's batches as dicts of arrays (numpy, or torch tensors
+    with tensors="torch"); pipe.step_info is the StepInfo of the batch last taken (or
+    return_info=True yields (batch, info) pairs). set_epoch(e) chooses the next epoch, as with
+    DistributedSampler; without it the epoch after the last one runs. See docs/python.md.
 
     The rank and world come from torchrun's environment variables (RANK, WORLD_SIZE, LOCAL_RANK,
-    MASTER_ADDR, MASTER_PORT); without them, a single rank. tensors="torch" yields torch tensors
-    (zero-copy, on the CPU) instead of numpy arrays. pixel_values are uint8 bytes (every image's
-    HWC pixels), or with [images] pixel_values = "float32" / "bfloat16" Qwen2-VL's
-    (patches, 3 * temporal_patch_size * patch_size**2) matrix: float32, or bfloat16 as a
-    torch.bfloat16 tensor (numpy arrays hold its bits as uint16). ledger names a file for
+    MASTER_ADDR, MASTER_PORT); without them, a single rank. The config file is read at once (a
+    ConfigError says where it is wrong); the dataset is indexed, the tokenizer loaded and the
+    ranks connected when the pipeline is first used (iterated, or a property read), so that
+    load_state_dict() right after construction connects only once.
+
+    dtypes overrides the tensors' dtypes: input_ids, labels, position_ids and image_grid_thw are
+    int64 by default (int32 possible), attention_mask bool (uint8, int32, int64), cu_seqlens int32
+    (int64). pin_memory=True makes every batch in page-locked memory, ready for
+    .to(device, non_blocking=True); without a CUDA device it warns and does not pin, as torch's
+    DataLoader does. resume_from takes a checkpoint (bytes from join_states(), load_state() or a
+    rank's state()); load_state_dict() takes a state_dict(). on_abort(reason) is called from a
+    loader thread as soon as the run fails on any rank (e.g. to abort the trainer's NCCL
+    communicator); it must not call back into the pipeline. ledger names a file for
     `odbatch audit`.
-    resume_from takes a checkpoint (bytes from join_states() or load_state(), or a single rank's
-    state()): the pipeline goes on in the checkpoint's epoch where it stood, so iterating it
-    yields the rest of that epoch (docs/checkpoint.md).
     """
 
-    def __init__(self, config, *, tensors="numpy", ledger=None, resume_from=None):
+    def __init__(self, config, *, tensors="numpy", dtypes=None, pin_memory=False,
+                 return_info=False, resume_from=None, on_abort=None, ledger=None):
         if tensors not in _TENSOR_KINDS:
             raise ValueError(f"tensors must be one of {_TENSOR_KINDS}, not {tensors!r}")
+        if on_abort is not None and not callable(on_abort):
+            raise TypeError("on_abort must be callable with the reason (a str)")
+        self._config = _Config(fspath(config))
+        self._dtypes = dict(dtypes or {})
+        self._pin = bool(pin_memory)
+        if self._pin and not pinning_available():
+            warnings.warn(
+                "pin_memory=True but no CUDA device is available (or odbatch was built without "
+                "CUDA): batches are not pinned",
+                stacklevel=2,
+            )
+            self._pin = False
+        self._return_info = bool(return_info)
+        self._on_abort = on_abort
+        self._ledger = None if ledger is None else fspath(ledger)
         self._to_tensor = None
         self._bfloat16 = None
-        self._native = _NativePipeline(
-            fspath(config), None if ledger is None else fspath(ledger), resume_from
-        )
         if tensors == "torch":
             import torch  # only a torch user needs it
 
             self._to_tensor = torch.from_numpy
             # numpy has no bfloat16: the native arrays hold its bits as uint16.
-            if self._native.pixel_dtype == "bfloat16":
+            if self._config.pixel_dtype == "bfloat16":
                 self._bfloat16 = torch.bfloat16
+        self._native = None
+        self._closed = False
+        self._resume = resume_from
+        self._chosen_epoch = None  # set_epoch()'s, until an epoch starts
+        self._epoch = None  # the epoch started last
+        self._ended = False  # whether it ended
+        self._steps = 0  # steps of it taken
+        self._step_info = None
+        self._completed = {}  # epoch -> its steps, for the epochs this pipeline went through
 
-    def state(self):
-        """This rank's part of a checkpoint after the batches taken so far (small bytes)."""
-        return self._native.state()
+    # -- the native pipeline, made on first use ------------------------------------------------
 
-    def start_epoch(self, epoch):
-        """Starts an epoch: its shard is a function of seed, epoch, rank and world size."""
-        self._native.start_epoch(epoch)
+    def _pipeline(self):
+        if self._closed:
+            raise RuntimeError("the Pipeline is closed: make a new one (or do not close() it yet)")
+        if self._native is None:
+            resume, self._resume = self._resume, None
+            self._native = _NativePipeline(self._config, self._ledger, resume, self._on_abort,
+                                           self._dtypes, self._pin)
+            if resume is not None:
+                summary = _checkpoint_summary(resume)
+                self._epoch, self._ended = summary["epoch"], False
+                self._steps, self._chosen_epoch = summary["steps_taken"], None
+        return self._native
+
+    # -- epochs ------------------------------------------------------------------------------
+
+    def set_epoch(self, epoch):
+        """Chooses the epoch the next iteration runs (DistributedSampler.set_epoch's meaning): its
+        shard is a function of seed, epoch, rank and world size. Iterating while another epoch is
+        unfinished raises; iterating the unfinished epoch itself goes on with it."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch must be a non-negative int, not {epoch!r}")
+        self._chosen_epoch = epoch
 
     def epoch(self, epoch):
-        """Starts `epoch` and returns the iterator over its batches."""
-        self.start_epoch(epoch)
+        """set_epoch(epoch), returning the pipeline: `for batch in pipe.epoch(e)` (the name of
+        earlier versions, kept for their loops)."""
+        self.set_epoch(epoch)
         return self
+
+    @property
+    def current_epoch(self):
+        """The epoch being iterated (or last iterated); before any, the one set_epoch() chose."""
+        return self._chosen_epoch if self._epoch is None else self._epoch
+
+    def in_epoch(self):
+        """Whether an epoch is started and unfinished."""
+        return self._epoch is not None and not self._ended
+
+    def start_epoch(self, epoch, *, restart=False):
+        """Starts `epoch` now. An unfinished epoch is not dropped silently: that raises unless
+        restart=True (allowed with a single rank only; several ranks must finish an epoch)."""
+        native = self._pipeline()
+        if self.in_epoch() and not restart:
+            raise RuntimeError(
+                f"epoch {self._epoch} is unfinished ({self._steps} steps taken): iterate it to "
+                f"its end, or start_epoch({epoch}, restart=True) to drop the rest of it"
+            )
+        native.start_epoch(epoch)
+        self._epoch, self._ended, self._steps = epoch, False, 0
+        self._chosen_epoch = None
+        self._step_info = None
 
     def __iter__(self):
+        self._pipeline()
+        if self.in_epoch():
+            if self._chosen_epoch is not None and self._chosen_epoch != self._epoch:
+                raise RuntimeError(
+                    f"set_epoch({self._chosen_epoch}) while epoch {self._epoch} is unfinished "
+                    f"({self._steps} steps taken): iterate it to its end, or "
+                    f"start_epoch({self._chosen_epoch}, restart=True) to drop the rest of it"
+                )
+            self._chosen_epoch = None
+            return self
+        self.start_epoch(self._next_epoch())
         return self
 
+    def _next_epoch(self):
+        if self._chosen_epoch is not None:
+            return self._chosen_epoch
+        return 0 if self._epoch is None else self._epoch + 1
+
     def __next__(self):
-        batch = self._native.next_batch()
-        if batch is None:
+        native = self._pipeline()
+        if self._epoch is None:
+            self.start_epoch(self._next_epoch())
+        if self._ended:
             raise StopIteration
+        got = native.next_batch()
+        if got is None:
+            self._ended = True
+            self._completed[self._epoch] = self._steps
+            raise StopIteration
+        batch, info = got
+        self._steps += 1
+        self._step_info = info
         if self._to_tensor is not None:
             if self._bfloat16 is not None:
                 # Through int16: torch before 2.3 takes no uint16 arrays.
                 batch["pixel_values"] = batch["pixel_values"].view("int16")
             for key, value in batch.items():
-                if key != "step_info":
-                    batch[key] = self._to_tensor(value)
+                batch[key] = self._to_tensor(value)
             if self._bfloat16 is not None:
                 batch["pixel_values"] = batch["pixel_values"].view(self._bfloat16)
-        return batch
+        return (batch, info) if self._return_info else batch
 
     def next_batch(self):
         """The next batch, or None at the end of the epoch."""
@@ -117,17 +261,116 @@ class Pipeline:
         except StopIteration:
             return None
 
+    @property
+    def step_info(self):
+        """The StepInfo of the batch last taken (None before the epoch's first)."""
+        return self._step_info
+
+    @property
+    def steps_taken(self):
+        """Batches of the current epoch taken so far (a resumed epoch counts from its start)."""
+        return self._steps
+
+    def __len__(self):
+        """The current epoch's steps, when known: once this pipeline has gone through that epoch
+        to its end (the step count depends on the samples' lengths, so it is not known ahead).
+        Otherwise a TypeError, as for a DataLoader over an IterableDataset; estimated_len() gives
+        an estimate instead."""
+        epoch = self._epoch if self.in_epoch() or self._chosen_epoch is None else self._chosen_epoch
+        if epoch is None:
+            epoch = 0
+        if epoch in self._completed:
+            return self._completed[epoch]
+        raise TypeError(
+            f"the number of steps of epoch {epoch} is not known before the epoch's end: it depends "
+            "on the lengths of the samples; use pipe.estimated_len() for an estimate"
+        )
+
+    def estimated_len(self):
+        """An estimate of the current epoch's steps: exact when len() is known; else the mean of
+        the completed epochs; else extrapolated from the samples consumed so far in this epoch.
+        None before any step."""
+        try:
+            return len(self)
+        except TypeError:
+            pass
+        if self._completed:
+            return round(sum(self._completed.values()) / len(self._completed))
+        info = self._step_info
+        if info is None or info.global_samples_consumed == 0:
+            return None
+        native = self._pipeline()
+        epoch_samples = native.shard_records * native.world_size
+        return max(self._steps, round(self._steps * epoch_samples / info.global_samples_consumed))
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def state(self):
+        """This rank's part of a checkpoint after the batches taken so far (small bytes)."""
+        return self._pipeline().state()
+
+    def state_dict(self, *, gather=True):
+        """The pipeline's position as a dict torch.save and torch.distributed.checkpoint can store
+        (ints, a list and bytes), as StatefulDataLoader.state_dict(). With several ranks it holds
+        every rank's part, gathered over torch.distributed's default process group: every rank
+        calls it at the same step, and every rank gets the same dict, which load_state_dict()
+        takes at any world size (exactly the same batches at the same one). gather=False gives
+        this rank's part alone, without a collective (join_state_dicts() joins the parts)."""
+        native = self._pipeline()
+        mine = _state_dict_of(native.state(), native.rank, native.world_size)
+        if not gather or native.world_size == 1:
+            return mine
+        import torch.distributed as dist
+
+        if not dist.is_available() or not dist.is_initialized():
+            raise RuntimeError(
+                "state_dict() of one of several ranks gathers every rank's part over "
+                "torch.distributed's default process group, and there is none: call "
+                "init_process_group() first, or join every rank's state_dict(gather=False) with "
+                "join_state_dicts()"
+            )
+        parts = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, mine)
+        return join_state_dicts(parts)
+
+    def load_state_dict(self, state_dict):
+        """Goes on where `state_dict` (from state_dict() or join_state_dicts()) stood: the next
+        iteration yields the rest of its epoch. Every rank loads the same one; at the world size
+        it was saved at the batches are the very same, on another the samples the epoch had not
+        emitted are spread over the new ranks, each once. Call it before
+        iterating, like StatefulDataLoader; a pipeline already used is remade (its connections
+        to the other ranks too)."""
+        checkpoint = _checkpoint_of(state_dict)
+        _checkpoint_summary(checkpoint)  # a corrupt one fails here, before anything is dropped
+        if self._closed:
+            self._pipeline()  # raises
+        if self._native is not None:
+            self._native.close()
+            self._native = None
+        self._resume = checkpoint
+        self._step_info = None
+
+    # -- the run -----------------------------------------------------------------------------
+
     def depart(self):
         """Leaves the run at an agreed step (every rank after the same number of batches)."""
-        self._native.depart()
+        self._pipeline().depart()
 
     def abort(self, reason):
-        """Fails the epoch on every rank with `reason`."""
-        self._native.abort(reason)
+        """Fails the epoch on every rank with `reason`; every rank's on_abort hook is called."""
+        self._pipeline().abort(reason)
 
     def close(self):
-        """Stops the pipeline's threads now rather than when it is collected."""
+        """Stops the pipeline's threads now rather than when it is collected. Using it afterwards
+        raises RuntimeError."""
+        if self._native is not None:
+            self._native.close()
         self._native = None
+        self._closed = True
+
+    @property
+    def closed(self):
+        return self._closed
 
     def __enter__(self):
         return self
@@ -140,31 +383,44 @@ class Pipeline:
         """The pipeline's counters and rates as a dict (docs/metrics.md): samples/s, tokens/s,
         padding efficiency, queue depths, blocked time per stage, IDLE steps, rejections by
         reason, round latency."""
-        return json.loads(self._native.stats_json())
+        return json.loads(self._pipeline().stats_json())
+
+    @property
+    def pin_memory(self):
+        """Whether batches are made in pinned memory."""
+        return self._pin
 
     @property
     def metrics_port(self):
         """The Prometheus endpoint's port ([metrics] in the TOML), 0 when it is off."""
-        return self._native.metrics_port
+        return self._pipeline().metrics_port
 
     @property
     def native(self):
         """The native pipeline (for iterate_in_cpp)."""
-        return self._native
+        return self._pipeline()
+
+    @property
+    def rank(self):
+        return self._pipeline().rank
+
+    @property
+    def world_size(self):
+        return self._pipeline().world_size
 
     @property
     def vocab_size(self):
-        return self._native.vocab_size
+        return self._pipeline().vocab_size
 
     @property
     def dataset_records(self):
-        return self._native.dataset_records
+        return self._pipeline().dataset_records
 
     @property
     def shard_records(self):
-        return self._native.shard_records
+        return self._pipeline().shard_records
 
     @property
     def pixel_dtype(self):
         """What batches' pixel_values hold: "uint8", "float32" or "bfloat16"."""
-        return self._native.pixel_dtype
+        return self._config.pixel_dtype

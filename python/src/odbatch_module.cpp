@@ -6,14 +6,23 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "batch_arrays.hpp"
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/config/batching_settings.hpp"
 #include "odbatch/config/checkpoint_file.hpp"
+#include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/core/config.hpp"
+#include "odbatch/dist/collective.hpp"
+#include "odbatch/dist/round_coordinator.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
+#include "odbatch/source/dataset_error.hpp"
+#include "odbatch/store/store.hpp"
 #include "odbatch/version.hpp"
 
 namespace py = pybind11;
@@ -21,16 +30,108 @@ namespace py = pybind11;
 namespace odbatch {
 namespace {
 
-using BatchPtr = std::shared_ptr<const Batch>;
+using python::BatchArrays;
+using python::BatchConverter;
+using python::pinning_available;
+using python::TensorDtypes;
 
-// A numpy array over one of the batch's buffers, without a copy: the array holds the batch, so
-// the buffer lives as long as any array (or tensor) made from it. Writable: once emitted, a
-// batch belongs to the trainer alone, and torch.from_numpy wants writable arrays.
-template <typename T>
-py::array view(const BatchPtr& batch, std::span<const T> data, std::vector<py::ssize_t> shape) {
-  py::capsule owner(new BatchPtr(batch), [](void* held) { delete static_cast<BatchPtr*>(held); });
-  return py::array_t<T>(std::move(shape), const_cast<T*>(data.data()), owner);
+// The package's exception types (odbatch.ConfigError, ...), made once at import.
+struct ErrorTypes {
+  py::handle config, data, peer, checkpoint;
+};
+ErrorTypes error_types;
+
+py::handle make_error(py::module_& m, const char* name, PyObject* base, const char* doc) {
+  const std::string qualified = std::string("odbatch.") + name;
+  py::handle type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, base, nullptr);
+  if (!type) throw py::error_already_set();
+  m.add_object(name, type);
+  return type;
 }
+
+void raise(py::handle type, const char* message, const py::dict& attributes) {
+  py::object error = type(message);
+  for (const auto& [name, value] : attributes) py::setattr(error, name, value);
+  PyErr_SetObject(type.ptr(), error.ptr());
+}
+
+py::object optional_string(const std::string& text) {
+  return text.empty() ? py::object(py::none()) : py::object(py::str(text));
+}
+
+// "file", "file:line" or "file:line:column" (ConfigFileError::location) into its parts.
+py::dict config_location(const std::string& location, const std::string& key) {
+  std::string file = location;
+  py::object line = py::none(), column = py::none();
+  std::vector<long> numbers;
+  while (numbers.size() < 2) {
+    const auto colon = file.rfind(':');
+    if (colon == std::string::npos || colon + 1 == file.size() ||
+        file.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+      break;
+    numbers.insert(numbers.begin(), std::stol(file.substr(colon + 1)));
+    file.resize(colon);
+  }
+  if (!numbers.empty()) line = py::int_(numbers[0]);
+  if (numbers.size() > 1) column = py::int_(numbers[1]);
+  py::dict attributes;
+  attributes["file"] = optional_string(file);
+  attributes["line"] = line;
+  attributes["column"] = column;
+  attributes["key"] = optional_string(key);
+  return attributes;
+}
+
+void register_errors(py::module_& m) {
+  error_types.config = make_error(
+      m, "ConfigError", PyExc_ValueError,
+      "A pipeline file or setting that cannot be used. file, line, column and key say where, "
+      "where known (else None).");
+  error_types.data = make_error(
+      m, "DataError", PyExc_RuntimeError,
+      "A dataset that cannot be used as given: a path that names no file, an unreadable or "
+      "changed file, a record rejected under on_bad_record = \"fail\".");
+  error_types.peer = make_error(
+      m, "PeerFailure", PyExc_RuntimeError,
+      "The ranks could not go on together: a rank failed, aborted, left or was not reached in "
+      "time. rank and round name the rank and the alignment round where known (else None).");
+  error_types.checkpoint = make_error(
+      m, "CheckpointError", PyExc_ValueError,
+      "A checkpoint that cannot be used: corrupt, incomplete, or made for another dataset or "
+      "configuration.");
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const ConfigFileError& e) {
+      raise(error_types.config, e.what(), config_location(e.location(), e.key()));
+    } catch (const ConfigError& e) {
+      raise(error_types.config, e.what(), config_location("", e.field()));
+    } catch (const SettingError& e) {
+      raise(error_types.config, e.what(), config_location("", ""));
+    } catch (const DatasetError& e) {
+      raise(error_types.data, e.what(), py::dict());
+    } catch (const CheckpointError& e) {
+      raise(error_types.checkpoint, e.what(), py::dict());
+    } catch (const CollectiveError& e) {
+      py::dict attributes;
+      attributes["rank"] = py::none();
+      attributes["round"] = py::none();
+      raise(error_types.peer, e.what(), attributes);
+    } catch (const RoundError& e) {
+      py::dict attributes;
+      attributes["rank"] = py::none();
+      attributes["round"] = py::none();
+      raise(error_types.peer, e.what(), attributes);
+    } catch (const StoreError& e) {
+      py::dict attributes;
+      attributes["rank"] = py::none();
+      attributes["round"] = py::none();
+      raise(error_types.peer, e.what(), attributes);
+    }
+  });
+}
+
+using BatchPtr = std::shared_ptr<const Batch>;
 
 py::ssize_t length(std::size_t n) {
   return static_cast<py::ssize_t>(n);
@@ -46,50 +147,100 @@ Checkpoint checkpoint_of(const py::bytes& bytes) {
   return decode_checkpoint(std::as_bytes(std::span(view.data(), view.size())), "checkpoint bytes");
 }
 
-// uint8: the bytes as they are, every image's HWC pixels one after another. float32: the
-// (patches, values per patch) matrix. bfloat16, which numpy lacks: that matrix as uint16 bits,
-// which the package views as torch.bfloat16 (tensors="torch").
-py::array pixel_values(const BatchPtr& batch) {
-  const auto bytes = batch->pixel_values();
-  const auto [rows, columns] = batch->pixel_values_shape();
-  const std::vector<py::ssize_t> shape{length(rows), length(columns)};
-  switch (batch->pixel_dtype()) {
-    case PixelDtype::float32:
-      return view(batch, std::span(reinterpret_cast<const float*>(bytes.data()), bytes.size() / 4),
-                  shape);
-    case PixelDtype::bfloat16:
-      return view(batch,
-                  std::span(reinterpret_cast<const std::uint16_t*>(bytes.data()), bytes.size() / 2),
-                  shape);
-    case PixelDtype::uint8:
-      break;
+// A Python callable run from a loader thread: it takes the GIL, and is let go with the GIL held.
+class PythonCallback {
+ public:
+  explicit PythonCallback(py::object callable) : callable_(std::move(callable)) {}
+  ~PythonCallback() {
+    if (Py_IsInitialized() == 0 || _Py_IsFinalizing()) {
+      callable_.release();  // the interpreter is gone or going: nothing to hand back
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    callable_ = py::object();
   }
-  return view(batch, bytes, {length(bytes.size())});
-}
+  PythonCallback(const PythonCallback&) = delete;
+  PythonCallback& operator=(const PythonCallback&) = delete;
 
-py::dict batch_dict(const BatchPtr& batch) {
-  py::dict out;
-  const auto rows = length(batch->rows()), seq_len = length(batch->seq_len());
-  if (batch->layout() == BatchLayout::padded) {
-    out["input_ids"] = view(batch, batch->input_ids(), {rows, seq_len});
-    out["labels"] = view(batch, batch->labels(), {rows, seq_len});
-    out["attention_mask"] = view(batch, batch->attention_mask(), {rows, seq_len});
-  } else {
-    out["input_ids"] = view(batch, batch->input_ids(), {seq_len});
-    out["labels"] = view(batch, batch->labels(), {seq_len});
-    out["cu_seqlens"] = view(batch, batch->cu_seqlens(), {length(batch->cu_seqlens().size())});
-    out["position_ids"] = view(batch, batch->position_ids(), {seq_len});
+  void operator()(const std::string& reason) const {
+    if (Py_IsInitialized() == 0 || _Py_IsFinalizing()) return;
+    py::gil_scoped_acquire gil;
+    try {
+      callable_(reason);
+    } catch (py::error_already_set& e) {
+      // Nobody could catch it on a loader thread: reported like an exception in __del__.
+      e.discard_as_unraisable("odbatch on_abort hook");
+    }
   }
-  out["pixel_values"] = pixel_values(batch);
-  out["image_grid_thw"] =
-      view(batch, batch->image_grid_thw(), {length(batch->image_grid_thw().size() / 3), 3});
-  out["step_info"] = batch->step_info();
-  return out;
-}
+
+ private:
+  py::object callable_;
+};
+
+// The C++ Pipeline with the Python side's needs: an explicit close() that waits for the loader
+// threads without the GIL (they may be waiting for it, in the abort hook), and a clear error
+// when used after it.
+class NativePipeline {
+ public:
+  NativePipeline(const PipelineConfig& config, std::optional<std::string> ledger,
+                 std::optional<py::bytes> resume_from, py::object on_abort, TensorDtypes dtypes,
+                 bool pin)
+      : converter_(dtypes, pin) {
+    PipelineOptions options;
+    if (ledger) options.ledger = *ledger;
+    if (!on_abort.is_none()) {
+      auto hook = std::make_shared<PythonCallback>(std::move(on_abort));
+      options.on_abort = [hook](const std::string& reason) { (*hook)(reason); };
+    }
+    std::optional<Checkpoint> checkpoint;
+    if (resume_from) checkpoint = checkpoint_of(*resume_from);
+    py::gil_scoped_release release;
+    if (checkpoint) {
+      pipeline_ = Pipeline::resume(config, DistEnv::from_env(), *checkpoint, std::move(options));
+    } else {
+      pipeline_ = std::make_unique<Pipeline>(config, DistEnv::from_env(), std::move(options));
+    }
+  }
+  ~NativePipeline() { close(); }
+  NativePipeline(const NativePipeline&) = delete;
+  NativePipeline& operator=(const NativePipeline&) = delete;
+
+  Pipeline& get() const {
+    if (!pipeline_) throw std::logic_error("the pipeline is closed");
+    return *pipeline_;
+  }
+  bool closed() const { return !pipeline_; }
+
+  void close() {
+    if (!pipeline_) return;
+    std::unique_ptr<Pipeline> closing = std::move(pipeline_);
+    py::gil_scoped_release release;
+    closing.reset();
+  }
+
+  // (dict of arrays, StepInfo), or None at the end of the epoch.
+  py::object next_batch() {
+    auto& pipeline = get();
+    std::optional<BatchArrays> arrays;
+    {
+      py::gil_scoped_release release;
+      if (auto batch = pipeline.next_batch()) arrays = converter_.convert(std::move(batch));
+    }
+    if (!arrays) return py::none();
+    return py::make_tuple(arrays->to_dict(), arrays->step_info());
+  }
+
+  bool pinned() const { return converter_.pinned(); }
+
+ private:
+  BatchConverter converter_;
+  std::unique_ptr<Pipeline> pipeline_;
+};
 
 // Iterates the pipeline's current epoch in C++ with a busy step of `step_seconds` per batch, as
 // a trainer written in C++ would: the baseline the Python iterator's overhead is measured on.
-py::tuple iterate_in_cpp(Pipeline& pipeline, double step_seconds) {
+py::tuple iterate_in_cpp(NativePipeline& native, double step_seconds) {
+  auto& pipeline = native.get();
   std::uint64_t batches = 0;
   const auto start = std::chrono::steady_clock::now();
   {
@@ -151,49 +302,76 @@ PYBIND11_MODULE(_odbatch, m) {
                ", loss_scale=" + std::to_string(info.loss_scale) + ")";
       });
 
-  py::class_<Pipeline>(m, "Pipeline")
-      .def(py::init([](const std::string& config, std::optional<std::string> ledger,
-                       std::optional<py::bytes> resume_from) {
-             PipelineOptions options;
-             if (ledger) options.ledger = *ledger;
-             auto parsed = PipelineConfig::from_toml_file(config);
-             std::optional<Checkpoint> checkpoint;
-             if (resume_from) checkpoint = checkpoint_of(*resume_from);
-             py::gil_scoped_release release;
-             if (checkpoint)
-               return Pipeline::resume(std::move(parsed), DistEnv::from_env(), *checkpoint,
-                                       std::move(options));
-             return std::make_unique<Pipeline>(std::move(parsed), DistEnv::from_env(),
-                                               std::move(options));
-           }),
-           py::arg("config"), py::arg("ledger") = std::nullopt,
-           py::arg("resume_from") = std::nullopt)
-      .def("state", [](const Pipeline& pipeline) { return checkpoint_bytes(pipeline.state()); })
-      .def("start_epoch", &Pipeline::start_epoch, py::arg("epoch"),
-           py::call_guard<py::gil_scoped_release>())
-      .def("next_batch",
-           [](Pipeline& pipeline) -> py::object {
-             BatchPtr batch;
-             {
-               py::gil_scoped_release release;
-               batch = pipeline.next_batch();
-             }
-             if (!batch) return py::none();
-             return batch_dict(batch);
-           })
-      .def("depart", &Pipeline::depart, py::call_guard<py::gil_scoped_release>())
-      .def("abort", &Pipeline::abort, py::arg("reason"), py::call_guard<py::gil_scoped_release>())
-      .def("stats_json", &Pipeline::stats_json)
-      .def_property_readonly("metrics_port", &Pipeline::metrics_port)
-      .def_property_readonly("vocab_size", &Pipeline::vocab_size)
+  py::class_<PipelineConfig>(m, "Config", "A pipeline file, read and checked.")
+      .def(py::init([](const std::string& file) { return PipelineConfig::from_toml_file(file); }),
+           py::arg("file"))
       .def_property_readonly(
           "pixel_dtype",
-          [](const Pipeline& pipeline) {
-            return std::string(to_string(pipeline.config().images.pixel_values.dtype));
+          [](const PipelineConfig& config) {
+            return std::string(to_string(config.images.pixel_values.dtype));
           },
           "what batches' pixel_values hold: uint8, float32 or bfloat16 ([images] pixel_values)")
-      .def_property_readonly("dataset_records", &Pipeline::dataset_records)
-      .def_property_readonly("shard_records", &Pipeline::shard_records);
+      .def_property_readonly("layout", [](const PipelineConfig& config) {
+        return std::string(to_string(config.flow.layout));
+      });
+
+  m.def("pinning_available", &pinning_available,
+        "Whether pinned batches can be made here (a CUDA build and a CUDA device).");
+
+  py::class_<NativePipeline>(m, "Pipeline")
+      .def(py::init([](const PipelineConfig& config, std::optional<std::string> ledger,
+                       std::optional<py::bytes> resume_from, py::object on_abort,
+                       const std::map<std::string, std::string>& dtypes, bool pin_memory) {
+             return std::make_unique<NativePipeline>(config, std::move(ledger),
+                                                     std::move(resume_from), std::move(on_abort),
+                                                     TensorDtypes::from(dtypes), pin_memory);
+           }),
+           py::arg("config"), py::arg("ledger") = std::nullopt,
+           py::arg("resume_from") = std::nullopt, py::arg("on_abort") = py::none(),
+           py::arg("dtypes") = std::map<std::string, std::string>{}, py::arg("pin_memory") = false)
+      .def("state",
+           [](const NativePipeline& native) { return checkpoint_bytes(native.get().state()); })
+      .def(
+          "start_epoch",
+          [](NativePipeline& native, std::uint64_t epoch) {
+            auto& pipeline = native.get();
+            py::gil_scoped_release release;
+            pipeline.start_epoch(epoch);
+          },
+          py::arg("epoch"))
+      .def("next_batch", &NativePipeline::next_batch)
+      .def("depart",
+           [](NativePipeline& native) {
+             auto& pipeline = native.get();
+             py::gil_scoped_release release;
+             pipeline.depart();
+           })
+      .def(
+          "abort",
+          [](NativePipeline& native, const std::string& reason) {
+            auto& pipeline = native.get();
+            py::gil_scoped_release release;
+            pipeline.abort(reason);
+          },
+          py::arg("reason"))
+      .def("close", &NativePipeline::close)
+      .def_property_readonly("closed", &NativePipeline::closed)
+      .def_property_readonly("pinned", &NativePipeline::pinned)
+      .def("stats_json", [](const NativePipeline& native) { return native.get().stats_json(); })
+      .def_property_readonly(
+          "metrics_port", [](const NativePipeline& native) { return native.get().metrics_port(); })
+      .def_property_readonly("vocab_size",
+                             [](const NativePipeline& native) { return native.get().vocab_size(); })
+      .def_property_readonly("rank",
+                             [](const NativePipeline& native) { return native.get().rank(); })
+      .def_property_readonly("world_size",
+                             [](const NativePipeline& native) { return native.get().world_size(); })
+      .def_property_readonly(
+          "dataset_records",
+          [](const NativePipeline& native) { return native.get().dataset_records(); })
+      .def_property_readonly("shard_records", [](const NativePipeline& native) {
+        return native.get().shard_records();
+      });
 
   m.def(
       "join_states",
@@ -214,10 +392,25 @@ PYBIND11_MODULE(_odbatch, m) {
       py::arg("file"), py::arg("part"), py::arg("timeout_seconds") = 600.0,
       "Every rank calls it with its state(); rank 0 writes the joined checkpoint to `file`.");
   m.def(
+      "checkpoint_summary",
+      [](const py::bytes& bytes) {
+        const auto checkpoint = checkpoint_of(bytes);
+        py::dict summary;
+        summary["epoch"] = checkpoint.epoch;
+        summary["steps_taken"] = checkpoint.steps_taken;
+        summary["world_size"] = checkpoint.world_size;
+        py::list ranks;
+        for (const auto& part : checkpoint.ranks) ranks.append(part.rank);
+        summary["ranks"] = ranks;
+        return summary;
+      },
+      py::arg("checkpoint"),
+      "A checkpoint's epoch, steps taken, world size and the ranks it holds.");
+  m.def(
       "load_state",
       [](const std::string& file) { return checkpoint_bytes(read_checkpoint_file(file)); },
       py::arg("file"));
-  py::register_exception<CheckpointError>(m, "CheckpointError", PyExc_ValueError);
+  register_errors(m);
   m.def("iterate_in_cpp", &iterate_in_cpp, py::arg("pipeline"), py::arg("step_seconds"),
         "Runs the current epoch in C++ with a busy step per batch; returns (batches, seconds).");
   m.attr("__version__") = std::string(kHeaderVersion);

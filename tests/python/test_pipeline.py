@@ -19,12 +19,13 @@ class SameBatchesAsCpp(ScratchTestCase):
         dump = self.dir / f"{layout}.jsonl"
         subprocess.run([BATCH_DUMP, str(config), "1", str(dump)], check=True)
         expected = [json.loads(line) for line in dump.read_text().splitlines()]
-        pipe = odbatch.Pipeline(config)
-        got = list(pipe.epoch(1))
+        pipe = odbatch.Pipeline(config, return_info=True)
+        pipe.set_epoch(1)
+        got = list(pipe)
         self.assertGreater(len(expected), 3)
         self.assertEqual(len(got), len(expected))
-        for batch, want in zip(got, expected):
-            info = batch["step_info"]
+        for (batch, info), want in zip(got, expected):
+            self.assertNotIn("step_info", batch)
             self.assertEqual(info.step, want["step"])
             self.assertEqual(info.idle, want["idle"])
             self.assertEqual(info.loss_scale, want["loss_scale"])
@@ -40,7 +41,17 @@ class SameBatchesAsCpp(ScratchTestCase):
             else:
                 self.assertEqual(batch["input_ids"].shape, (want["seq_len"],))
             self.assertEqual(batch["image_grid_thw"].shape[1:], (3,))
-        self.assertTrue(any(len(b["pixel_values"]) > 0 for b in got))
+        self.assertTrue(any(len(b["pixel_values"]) > 0 for b, _ in got))
+        # Defaults a torch trainer wants: int64 ids and labels, a bool mask.
+        batch = got[0][0]
+        self.assertEqual(batch["input_ids"].dtype, np.int64)
+        self.assertEqual(batch["labels"].dtype, np.int64)
+        self.assertEqual(batch["image_grid_thw"].dtype, np.int64)
+        if layout == "padded":
+            self.assertEqual(batch["attention_mask"].dtype, np.bool_)
+        else:
+            self.assertEqual(batch["position_ids"].dtype, np.int64)
+            self.assertEqual(batch["cu_seqlens"].dtype, np.int32)
 
     def test_padded(self):
         self.check_layout("padded")
@@ -52,7 +63,7 @@ class SameBatchesAsCpp(ScratchTestCase):
 class Views(ScratchTestCase):
     def test_arrays_are_views_that_keep_their_batch(self):
         config = self.write_config(records(text=200, images=0), budget=1024)
-        pipe = odbatch.Pipeline(config)
+        pipe = odbatch.Pipeline(config, dtypes={"input_ids": "int32"})
         pipe.start_epoch(0)
         first = pipe.next_batch()
         ids = first["input_ids"]
@@ -71,9 +82,10 @@ class Views(ScratchTestCase):
     def test_epoch_end_and_iteration_protocol(self):
         config = self.write_config(records(text=40, images=0))
         with odbatch.Pipeline(config) as pipe:
-            first = sum(1 for _ in pipe.epoch(0))
+            first = sum(1 for _ in pipe)
             self.assertIsNone(pipe.next_batch())  # stays ended until the next epoch
-            second = sum(1 for _ in pipe.epoch(1))
+            second = sum(1 for _ in pipe)
+            self.assertEqual(pipe.current_epoch, 1)
             self.assertGreater(first, 0)
             self.assertGreater(second, 0)
             self.assertEqual(pipe.dataset_records, 40)
@@ -85,11 +97,11 @@ class Stats(ScratchTestCase):
         config = self.write_config(
             records(text=60, images=0), extra="[metrics]\nenabled = true\nport = 0\n"
         )
-        pipe = odbatch.Pipeline(config)
-        batches = list(pipe.epoch(0))
+        pipe = odbatch.Pipeline(config, return_info=True)
+        batches = list(pipe)
         stats = pipe.stats()
         self.assertEqual(stats["batches"], len(batches))
-        self.assertEqual(stats["samples_emitted"], sum(b["step_info"].samples for b in batches))
+        self.assertEqual(stats["samples_emitted"], sum(info.samples for _, info in batches))
         self.assertGreater(stats["tokens_per_second"], 0)
         port = pipe.metrics_port
         self.assertGreater(port, 0)
@@ -101,24 +113,23 @@ class Stats(ScratchTestCase):
 class Checkpoints(ScratchTestCase):
     def test_resume_yields_the_rest_of_the_epoch(self):
         config = self.write_config(records(text=150, images=6), budget=1024)
-        whole = [b["step_info"].sample_ids.tolist() for b in odbatch.Pipeline(config).epoch(0)]
+        whole = [i.sample_ids.tolist() for _, i in odbatch.Pipeline(config, return_info=True)]
         self.assertGreater(len(whole), 6)
         pipe = odbatch.Pipeline(config)
-        pipe.start_epoch(0)
         for _ in range(5):
-            pipe.next_batch()
+            next(pipe)
         file = self.dir / "state.ckpt"
         odbatch.save_state(file, pipe.state())
         del pipe
-        resumed = odbatch.Pipeline(config, resume_from=odbatch.load_state(file))
-        rest = [b["step_info"].sample_ids.tolist() for b in resumed]
+        resumed = odbatch.Pipeline(config, return_info=True, resume_from=odbatch.load_state(file))
+        rest = [info.sample_ids.tolist() for _, info in resumed]
         self.assertEqual(rest, whole[5:])
         self.assertEqual(odbatch.join_states([odbatch.load_state(file)]), odbatch.load_state(file))
 
     def test_a_corrupt_checkpoint_is_refused(self):
         config = self.write_config(records(text=20, images=0))
         with self.assertRaisesRegex(odbatch.CheckpointError, "not an odbatch checkpoint"):
-            odbatch.Pipeline(config, resume_from=b"nonsense")
+            odbatch.Pipeline(config, resume_from=b"nonsense").vocab_size
 
 
 class PixelValues(ScratchTestCase):
@@ -136,7 +147,7 @@ class PixelValues(ScratchTestCase):
         pipe = odbatch.Pipeline(self.config_with(dtype))
         self.assertEqual(pipe.pixel_dtype, dtype)
         patches = 0
-        for batch in pipe.epoch(0):
+        for batch in pipe:
             values, grids = batch["pixel_values"], batch["image_grid_thw"]
             self.assertEqual(values.dtype, numpy_dtype)
             self.assertEqual(values.shape, (int(grids.prod(axis=1).sum()), 1176))
@@ -152,7 +163,7 @@ class PixelValues(ScratchTestCase):
     def test_uint8_stays_bytes(self):
         pipe = odbatch.Pipeline(self.config_with("uint8"))
         self.assertEqual(pipe.pixel_dtype, "uint8")
-        batches = [b for b in pipe.epoch(0) if len(b["image_grid_thw"])]
+        batches = [b for b in pipe if len(b["image_grid_thw"])]
         self.assertTrue(batches)
         for batch in batches:
             pixels, grids = batch["pixel_values"], batch["image_grid_thw"]
@@ -161,14 +172,35 @@ class PixelValues(ScratchTestCase):
 
 
 class Errors(ScratchTestCase):
-    def test_unknown_key_names_it(self):
+    def test_unknown_key_is_a_config_error_with_its_place(self):
         config = self.write_config(records(text=5, images=0), extra="no_such_key = 1\n")
-        with self.assertRaisesRegex(Exception, "no_such_key"):
+        with self.assertRaisesRegex(odbatch.ConfigError, "no_such_key") as raised:
             odbatch.Pipeline(config)
+        error = raised.exception
+        self.assertIsInstance(error, ValueError)
+        self.assertEqual(error.file, str(config))
+        lines = config.read_text(encoding="utf-8").splitlines()
+        self.assertEqual(lines[error.line - 1], "no_such_key = 1")
+        self.assertEqual(error.key, "pipeline.no_such_key")
 
     def test_missing_file(self):
-        with self.assertRaisesRegex(Exception, "does-not-exist.toml"):
+        with self.assertRaisesRegex(odbatch.ConfigError, "does-not-exist.toml") as raised:
             odbatch.Pipeline(self.dir / "does-not-exist.toml")
+        self.assertEqual(raised.exception.file, str(self.dir / "does-not-exist.toml"))
+        self.assertIsNone(raised.exception.line)
+
+    def test_a_missing_dataset_is_a_data_error(self):
+        config = self.write_config(records(text=5, images=0))
+        (self.dir / "records.jsonl").unlink()
+        with self.assertRaisesRegex(odbatch.DataError, "records.jsonl"):
+            odbatch.Pipeline(config).vocab_size
+
+    def test_bad_dtypes(self):
+        config = self.write_config(records(text=5, images=0))
+        with self.assertRaisesRegex(ValueError, "attention_mask.*float16"):
+            odbatch.Pipeline(config, dtypes={"attention_mask": "float16"}).vocab_size
+        with self.assertRaisesRegex(ValueError, "no tensor is named .inputs"):
+            odbatch.Pipeline(config, dtypes={"inputs": "int32"}).vocab_size
 
     def test_bad_tensor_kind(self):
         with self.assertRaisesRegex(ValueError, "tensors"):

@@ -20,9 +20,10 @@ class TorchTraining(ScratchTestCase):
         epoch_losses = []
         for epoch in range(3):
             losses = []
-            for batch in pipe.epoch(epoch):
+            pipe.set_epoch(epoch)
+            for batch in pipe:
                 self.assertIsInstance(batch["input_ids"], torch.Tensor)
-                info = batch["step_info"]
+                info = pipe.step_info
                 loss = mean_loss(model, batch)
                 optimizer.zero_grad()
                 (loss * info.loss_scale).backward()
@@ -45,8 +46,8 @@ class BfloatPixelValues(ScratchTestCase):
         return odbatch.Pipeline(config, tensors=tensors)
 
     def test_bfloat16_is_torch_rounding_of_float32(self):
-        floats = [b["pixel_values"] for b in self.pipeline("float32", "torch").epoch(0)]
-        halves = [b["pixel_values"] for b in self.pipeline("bfloat16", "torch").epoch(0)]
+        floats = [b["pixel_values"] for b in self.pipeline("float32", "torch")]
+        halves = [b["pixel_values"] for b in self.pipeline("bfloat16", "torch")]
         self.assertEqual(len(floats), len(halves))
         self.assertGreater(sum(f.shape[0] for f in floats), 0)
         for single, half in zip(floats, halves):

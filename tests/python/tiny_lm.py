@@ -12,14 +12,14 @@ class TinyLM(torch.nn.Module):
         self.out = torch.nn.Linear(dim, vocab_size)
 
     def forward(self, input_ids):
-        return self.out(self.embed(input_ids.long()))
+        return self.out(self.embed(input_ids))
 
 
 def mean_loss(model, batch):
     """The rank's mean next-token loss over the batch's targets (-100 is ignored). Padded rows
     shift within the row; a packed stream shifts whole, since each row's first label is -100."""
     logits = model(batch["input_ids"])
-    targets = batch["labels"].long()
+    targets = batch["labels"]  # int64: cross_entropy takes it as it is
     if logits.dim() == 3:
         logits, targets = logits[:, :-1], targets[:, 1:]
     else:

@@ -22,8 +22,8 @@ def main(config, rendezvous, out_prefix):
     model = torch.nn.parallel.DistributedDataParallel(TinyLM(pipe.vocab_size))
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
     steps, idle, ids, losses = 0, 0, [], []
-    for batch in pipe.epoch(0):
-        info = batch["step_info"]
+    for batch in pipe:
+        info = pipe.step_info
         loss = mean_loss(model, batch)
         optimizer.zero_grad()
         (loss * info.loss_scale).backward()  # DDP averages the scaled gradients over the ranks

@@ -100,6 +100,8 @@ class Pipeline {
   std::uint64_t dataset_records() const;  // records in the whole dataset
   std::uint64_t shard_records() const;    // records this rank reads in the current epoch
   std::uint32_t vocab_size() const;       // the tokenizer's: every token id is below it
+  std::uint32_t rank() const;
+  std::uint32_t world_size() const;
 
  private:
   struct Impl;

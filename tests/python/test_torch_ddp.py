@@ -1,0 +1,77 @@
+"""odbatch.torch.IterableDataset under DDP: two processes with torchrun's environment and gloo,
+a DataLoader(batch_size=None) per rank. Every rank takes the same number of steps per epoch, the
+ranks together see every record once, and the pipeline's state dict resumes exactly at the same
+world size and re-shards onto another (here one rank)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+import torch
+
+import odbatch
+from support import ScratchTestCase, records
+from torch_ddp_rank import SAVE_AT
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DdpThroughTheAdapter(ScratchTestCase):
+    def run_ranks(self, config, mode):
+        script = Path(__file__).with_name("torch_ddp_rank.py")
+        port = free_port()
+        while port > 64000:  # odbatch's store takes MASTER_PORT + 1009
+            port = free_port()
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("ODBATCH_STORE")}
+        environment.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2")
+        prefix = self.dir / "rank"
+        ranks = [subprocess.Popen([sys.executable, str(script), str(config), mode, str(prefix)],
+                                  env={**environment, "RANK": str(r), "LOCAL_RANK": str(r)},
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for r in (0, 1)]
+        outputs = [rank.communicate(timeout=300)[0] for rank in ranks]
+        for rank, output in zip(ranks, outputs):
+            self.assertEqual(rank.returncode, 0, output)
+        return [json.loads(Path(f"{prefix}-{mode}-{r}.json").read_text()) for r in (0, 1)]
+
+    def test_equal_steps_and_state_dicts(self):
+        lines = records(text=160, images=8)
+        config = self.write_config(lines, budget=2048)
+        trained = self.run_ranks(config, "train")
+        for epoch in ("0", "1"):
+            steps = [len(r["epochs"][epoch]["ids"]) for r in trained]
+            self.assertEqual(steps[0], steps[1])
+            self.assertGreater(steps[0], SAVE_AT + 2)
+            self.assertEqual([r["epochs"][epoch]["len"] for r in trained], steps)
+            seen = [i for r in trained for step in r["epochs"][epoch]["ids"] for i in step]
+            self.assertEqual(sorted(seen), list(range(len(lines))))
+
+        # The same world size: the very same batches.
+        resumed = self.run_ranks(config, "resume")
+        for before, after in zip(trained, resumed):
+            self.assertEqual(after["epochs"]["1"]["ids"], before["epochs"]["1"]["ids"][SAVE_AT:])
+
+        # Another world size: the same state dict (the same on both ranks) onto one rank.
+        saved = [torch.load(self.dir / f"rank-state-{r}.pt") for r in (0, 1)]
+        joined = [s["gathered"] for s in saved]
+        self.assertEqual(joined[0], joined[1])
+        self.assertEqual(joined[0]["ranks"], [0, 1])
+        self.assertEqual([s["part"]["ranks"] for s in saved], [[0], [1]])
+        self.assertEqual(odbatch.join_state_dicts([s["part"] for s in saved]), joined[0])
+        single = odbatch.Pipeline(config, return_info=True)
+        single.load_state_dict(joined[0])
+        rest = [i for _, info in single for i in info.sample_ids.tolist()]
+        expected = [i for r in trained for step in r["epochs"]["1"]["ids"][SAVE_AT:] for i in step]
+        self.assertEqual(sorted(rest), sorted(expected))
+
+
+if __name__ == "__main__":
+    unittest.main()
