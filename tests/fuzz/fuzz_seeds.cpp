@@ -315,6 +315,14 @@ std::vector<Seed> jsonl_seeds(const fs::path& source_dir) {
     }
     seeds.push_back({fs::path(file).stem().string() + "-head.jsonl", text_bytes(head)});
   }
+  // The same records as a LLaVA-style JSON array file.
+  std::string array = "[";
+  for (const auto& line : lines_of(data / "sft/sharegpt.jsonl")) {
+    if (line.size() > kJsonlRecordLimit) continue;
+    array += (array.size() > 1 ? ",\n" : "") + line;
+    if (array.size() > 2 * kJsonlRecordLimit) break;
+  }
+  seeds.push_back({"sharegpt-head.json", text_bytes(array + "]\n")});
   // Every defective record of the dirty copy alone, and its beginning with CRLF line ends.
   const auto dirty = lines_of(data / "dirty/dirty.jsonl");
   std::string crlf;

@@ -1,4 +1,6 @@
-// A JSONL dataset file through the reader's stages: index, positioned reads, conversation parser.
+// A dataset file through the reader's stages: index, positioned reads, conversation parser. Input
+// whose first byte besides whitespace is '[' is a JSON array file (JsonlIndex tells the kinds
+// apart by content), any other JSONL.
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,6 +73,14 @@ std::vector<ExpectedRecord> split_records(std::string_view bytes) {
   return records;
 }
 
+// Whether JsonlIndex reads `bytes` as one JSON array: '[' first, after whitespace and a byte order
+// mark.
+bool is_json_array(std::string_view bytes) {
+  if (bytes.starts_with("\xef\xbb\xbf")) bytes.remove_prefix(3);
+  const auto first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && bytes[first] == '[';
+}
+
 std::size_t placeholders(std::string_view text) {
   std::size_t count = 0;
   for (auto at = text.find(kImagePlaceholder); at != std::string_view::npos;
@@ -98,13 +108,62 @@ void expect_sound(const Conversation& conversation) {
            "image paths are relative and not empty");
 }
 
+// Parses a record read from the dataset: a sound conversation, or a rejection naming `where`.
+Outcome parse_read_record(const Record& record, const std::string& where) {
+  const auto parsed = parse_conversation(record.text, where);
+  if (const auto* rejection = std::get_if<RecordRejection>(&parsed)) {
+    expect(rejection->message.starts_with(where), kTarget,
+           "a rejection's message begins with the record's location");
+    return Outcome::rejected;
+  }
+  expect_sound(std::get<Conversation>(parsed));
+  return Outcome::accepted;
+}
+
+// A JSON array file: indexing fails naming the file, or its elements are in order, apart, inside
+// the file, located by element and offset, and each parses or is rejected with that location.
+Outcome json_array_records(const std::string& path, std::string_view bytes) {
+  std::shared_ptr<const JsonlIndex> index;
+  try {
+    index = std::make_shared<const JsonlIndex>(JsonlIndex::build(std::vector{path}));
+  } catch (const DatasetError& e) {
+    expect(std::string_view(e.what()).starts_with(path), kTarget, "a dataset error names the file");
+    return Outcome::rejected;
+  }
+  const RecordReader reader(index, RecordReaderOptions{.max_record_bytes = kJsonlRecordLimit});
+  Outcome outcome = Outcome::rejected;
+  std::uint64_t previous_end = 0;
+  for (SampleId id = 0; id < index->record_count(); ++id) {
+    const auto location = index->locate(id);
+    expect(location.offset >= previous_end && location.offset + location.length <= bytes.size(),
+           kTarget, "array elements lie in order inside the file, none overlapping the next");
+    previous_end = location.offset + location.length;
+    const auto read = reader.read(id);
+    if (const auto* too_long = std::get_if<RecordRejection>(&read)) {
+      expect(too_long->reason == RecordRejectReason::record_too_long &&
+                 location.length > kJsonlRecordLimit,
+             kTarget, "the reader rejects exactly the records over its limit");
+      continue;
+    }
+    const Record& record = std::get<Record>(read);
+    expect(record.text == bytes.substr(location.offset, location.length), kTarget,
+           "a record is its element's bytes");
+    const std::string where = record.where();
+    expect(where == path + "[" + std::to_string(id) + "]@" + std::to_string(location.offset),
+           kTarget, "an element is located by its index and byte offset");
+    if (parse_read_record(record, where) == Outcome::accepted) outcome = Outcome::accepted;
+  }
+  return outcome;
+}
+
 }  // namespace
 
 Outcome jsonl_records(Input input) {
   static ScratchFile scratch;
   const std::string path = scratch.write(input);
-  const auto expected =
-      split_records(std::string_view(reinterpret_cast<const char*>(input.data()), input.size()));
+  const std::string_view bytes(reinterpret_cast<const char*>(input.data()), input.size());
+  if (is_json_array(bytes)) return json_array_records(path, bytes);
+  const auto expected = split_records(bytes);
 
   std::shared_ptr<const JsonlIndex> index;
   try {
@@ -131,15 +190,7 @@ Outcome jsonl_records(Input input) {
     const Record& record = std::get<Record>(read);
     expect(record.text == expected[id].text && record.line == expected[id].line, kTarget,
            "a record is its line's bytes, at its line number");
-    const std::string where = record.where();
-    const auto parsed = parse_conversation(record.text, where);
-    if (const auto* rejection = std::get_if<RecordRejection>(&parsed)) {
-      expect(rejection->message.starts_with(where), kTarget,
-             "a rejection's message begins with the record's location");
-      continue;
-    }
-    expect_sound(std::get<Conversation>(parsed));
-    outcome = Outcome::accepted;
+    if (parse_read_record(record, record.where()) == Outcome::accepted) outcome = Outcome::accepted;
   }
   return outcome;
 }
