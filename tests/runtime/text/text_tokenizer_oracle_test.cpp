@@ -2,7 +2,7 @@
 // `tokenizers` and `js-tiktoken`, run by tokenizer_oracles.js (a CTest fixture) on the dataset's
 // message texts and an adversarial string set. Ids must be equal for every text, and decoding
 // must give what the reference decodes. Token offsets (tokenizer.json) must be the reference's
-// wherever normalization leaves the text unchanged; see check_offsets for the rule.
+// wherever normalization leaves the text unchanged; offsets_mismatch states the rule.
 #include <doctest/doctest.h>
 
 #include <cstddef>
