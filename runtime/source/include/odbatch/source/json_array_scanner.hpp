@@ -42,8 +42,6 @@ class JsonArrayScanner {
   // Checks that the array was closed; call after the file's last bytes.
   void finish() const;
 
-  std::uint64_t elements() const { return elements_; }
-
  private:
   enum class Phase : std::uint8_t { before_array, in_array, after_array };
 
