@@ -6,8 +6,8 @@ namespace odbatch {
 namespace {
 
 template <class Header>
-ImageResult<ImageHeader> common(ImageFormat format, ImageResult<Header> header,
-                                std::uint32_t frames) {
+ImageResult<ImageHeader> to_image_header(ImageFormat format, ImageResult<Header> header,
+                                         std::uint32_t frames) {
   if (!header) return header.error();
   return ImageHeader{format, header.value().width, header.value().height, header.value().components,
                      frames};
@@ -23,16 +23,16 @@ ImageResult<ImageHeader> ImageDecoder::read_header(std::span<const std::uint8_t>
   if (!format) return format.error();
   switch (format.value()) {
     case ImageFormat::jpeg:
-      return common(ImageFormat::jpeg, jpeg_.read_header(bytes), 1);
+      return to_image_header(ImageFormat::jpeg, jpeg_.read_header(bytes), 1);
     case ImageFormat::png: {
       auto header = png_.read_header(bytes);
       const std::uint32_t frames = header ? header.value().frames : 1;
-      return common(ImageFormat::png, std::move(header), frames);
+      return to_image_header(ImageFormat::png, std::move(header), frames);
     }
     case ImageFormat::webp: {
       auto header = webp_.read_header(bytes);
       const std::uint32_t frames = header ? header.value().frames : 1;
-      return common(ImageFormat::webp, std::move(header), frames);
+      return to_image_header(ImageFormat::webp, std::move(header), frames);
     }
   }
   return ImageError{ImageErrorKind::unsupported, "unknown image format"};

@@ -21,8 +21,8 @@ namespace {
 using image_detail::sides;
 
 constexpr std::array<std::uint8_t, 8> kSignature{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-constexpr std::size_t kChunkOverhead = 12;  // length, type, CRC
-constexpr std::uint32_t kMaxChunkLength = 0x7FFF'FFFF;
+constexpr std::size_t kChunkOverhead = 12;             // length, type, CRC
+constexpr std::uint32_t kMaxPngInteger = 0x7FFF'FFFF;  // lengths and sides: 31 bits
 
 std::uint32_t be32(const std::uint8_t* at) {
   return std::uint32_t{at[0]} << 24 | std::uint32_t{at[1]} << 16 | std::uint32_t{at[2]} << 8 |
@@ -79,10 +79,13 @@ void ignore_warning(png_structp, png_const_charp) {}
 
 // The layout libpng is asked for: one byte per pixel for palette indices and grey, two for
 // 16-bit grey (clipped afterwards), three for RGB.
+bool is_grey16(const PngHeader& header) {
+  return header.color_type == PngColorType::grey && header.bit_depth == 16;
+}
+
 std::size_t bytes_per_pixel(const PngHeader& header) {
-  if (header.color_type == PngColorType::palette) return 1;
-  if (header.components == 1) return header.bit_depth == 16 ? 2 : 1;
-  return 3;
+  if (is_grey16(header)) return 2;
+  return header.color_type == PngColorType::palette || header.components == 1 ? 1 : 3;
 }
 
 // Decodes the whole image into `rows` (height rows of width * bytes_per_pixel(header) bytes)
@@ -104,6 +107,9 @@ bool read_pixels(PngReadState& state, const PngHeader& header, const JpegDecoder
     return false;
   }
   png_set_read_fn(png, &state, read_bytes);
+  // A bad CRC in any chunk libpng reads (those before and in the image data) is an error:
+  // Pillow refuses a bad ancillary chunk before IDAT too, where libpng would only warn.
+  png_set_crc_action(png, PNG_CRC_DEFAULT, PNG_CRC_ERROR_QUIT);
   png_set_user_limits(png, limits.max_source_side, limits.max_source_side);
   png_read_info(png, info);
   if (header.color_type == PngColorType::palette) {
@@ -174,8 +180,8 @@ ImageResult<PngHeader> PngDecoder::read_header(std::span<const std::uint8_t> png
   header.height = be32(fields + 4);
   header.bit_depth = fields[8];
   header.color_type = static_cast<PngColorType>(fields[9]);
-  if (header.width == 0 || header.height == 0 || header.width > kMaxChunkLength ||
-      header.height > kMaxChunkLength)
+  if (header.width == 0 || header.height == 0 || header.width > kMaxPngInteger ||
+      header.height > kMaxPngInteger)
     return corrupt("IHDR declares " + sides(header.width, header.height) + " pixels");
   const std::uint8_t type = fields[9];
   if ((type != 0 && type != 2 && type != 3 && type != 4 && type != 6) ||
@@ -198,7 +204,7 @@ ImageResult<PngHeader> PngDecoder::read_header(std::span<const std::uint8_t> png
   for (std::size_t at = kIhdrEnd; at + 8 <= png.size();) {
     const std::uint32_t length = be32(png.data() + at);
     const std::uint8_t* type_at = png.data() + at + 4;
-    if (is_type(type_at, "IDAT") || length > kMaxChunkLength) break;
+    if (is_type(type_at, "IDAT") || length > kMaxPngInteger) break;
     if (is_type(type_at, "acTL") && length >= 8 && at + 16 <= png.size())
       header.frames = std::max<std::uint32_t>(1, be32(type_at + 4));
     at += kChunkOverhead + length;
@@ -258,7 +264,7 @@ std::optional<ImageError> PngDecoder::decode(std::span<const std::uint8_t> png,
       buffer[3 * i + 1] = colour[1];
       buffer[3 * i + 2] = colour[2];
     }
-  } else if (header.components == 1 && header.bit_depth == 16) {
+  } else if (is_grey16(header)) {
     // Pillow's "I" to "RGB" clips; forwards, pixel i's byte is at or before its two.
     for (std::size_t i = 0; i < pixels; ++i) {
       const unsigned value = unsigned{buffer[2 * i]} << 8 | buffer[2 * i + 1];

@@ -128,6 +128,15 @@ TEST_CASE("a bad CRC in a critical PNG chunk is corrupt, naming the chunk") {
   CHECK(data.kind == ImageErrorKind::corrupt);
   CHECK(data.message.find("IDAT: CRC error") != std::string::npos);
 
+  // A bad CRC in an ancillary chunk before the image data: Pillow refuses the file, so does this.
+  Bytes bad_text = png;
+  const Bytes text = {0, 0, 0, 3, 't', 'E', 'X', 't', 'a', 0, 'b', 0, 0, 0, 0};
+  bad_text.insert(bad_text.begin() + static_cast<std::ptrdiff_t>(idat->at), text.begin(),
+                  text.end());
+  const ImageError ancillary = decode_error(decoder, bad_text);
+  CHECK(ancillary.kind == ImageErrorKind::corrupt);
+  CHECK(ancillary.message.find("tEXt: CRC error") != std::string::npos);
+
   // With its CRC fixed, a damaged deflate stream is still caught: 0xFF as the first block
   // header (after zlib's two-byte header) declares the reserved block type 3.
   Bytes bad_deflate = png;

@@ -7,9 +7,9 @@ to multiples of 28 after shrinking the largest to 640 pixels, so that a geometry
 keeps them whole), it writes into OUT_DIR:
   PNG: RGB, RGB with tRNS, RGBA (a diagonal alpha gradient), LA, L, 1-bit grey, interlaced 2-bit grey,
   P (256 colours), P with tRNS (16 colours, 4-bit indices), 16-bit RGB (with a gAMA chunk),
-  16-bit grey (values 0..510), interlaced (Adam7) RGB, animated (2 frames);
+  16-bit grey (values 0..510), 16-bit LA, interlaced (Adam7) RGB, animated (2 frames);
   WebP: lossless, lossy, lossy with alpha, animated (2 frames).
-Pillow cannot write 16-bit RGB, 2-bit grey or interlaced PNGs, so write_png() below does.
+Pillow cannot write 16-bit RGB or LA, 2-bit grey or interlaced PNGs, so write_png() below does.
 
 OUT_DIR/cases.tsv has one line per file and geometry, tab-separated:
   file  width  height  rgb_crc32  min_pixels  max_pixels  target_width  target_height
@@ -146,9 +146,12 @@ def variants(stem, image, out_dir):
     noise = numpy.arange(rgb_array.size, dtype=numpy.uint16).reshape(rgb_array.shape) & 0xFF
     rgb16 = (rgb_array.astype(numpy.uint16) << 8 | noise).astype(">u2")
     grey16 = (numpy.asarray(grey).astype(numpy.uint16) * 2).astype(">u2")
+    grey_alpha = numpy.stack([numpy.asarray(grey), numpy.asarray(alpha)], axis=-1)
+    la16 = (grey_alpha.astype(numpy.uint16) << 8 | noise[..., :2]).astype(">u2")
     gamma = chunk(b"gAMA", struct.pack(">I", 45455))
     for name, args in ((f"{stem}.rgb16.png", (2, 16, rgb16, False, gamma)),
                        (f"{stem}.grey16.png", (0, 16, grey16)),
+                       (f"{stem}.la16.png", (4, 16, la16)),
                        (f"{stem}.grey2-interlaced.png", (0, 2, numpy.asarray(grey) >> 6, True)),
                        (f"{stem}.interlaced.png", (2, 8, rgb_array, True))):
         write_png(out_dir / name, *args)

@@ -17,9 +17,10 @@
 // - Animated PNG (APNG): the default image (IDAT), which is Pillow's first frame; rejected as
 //   `unsupported` instead when JpegDecoderLimits::reject_animated is set.
 //
-// Strictness: a CRC error in a critical chunk, a truncated file and bad zlib data reject the
-// image as corrupt (with the byte libpng had read up to); libpng's warnings (e.g. a bad
-// ancillary chunk, which it skips) do not.
+// Strictness: a CRC error in any chunk read (Pillow refuses a bad ancillary chunk before the
+// image data too; it skips the image data's own CRCs, which libpng checks), a truncated file
+// and bad zlib data reject the image as corrupt, with the byte libpng had read up to. libpng's
+// warnings (e.g. an unknown sRGB profile) do not.
 #include <cstdint>
 #include <optional>
 #include <span>
