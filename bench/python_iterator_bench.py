@@ -2,8 +2,10 @@
 
 Each round runs the same epoch twice on one pipeline, once iterated in C++ (odbatch.iterate_in_cpp:
 next_batch() and a busy step, the GIL released) and once in Python (`for batch in pipe`, a dict
-of numpy arrays or torch tensors per batch, the same busy step), in ABBA order so drift cancels.
-The report gives the per-batch time of each, their ratio per round and its median.
+of numpy arrays or torch tensors per batch in the default dtypes, int64 ids and labels and a bool
+mask converted in C++, with the StepInfo beside it, the same busy step), in ABBA order so drift
+cancels. --native-dtypes keeps the pipeline's int32/uint8 (zero-copy views) instead. The report
+gives the per-batch time of each, their ratio per round and its median.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python_iterator_bench.py --out py_iter.json
 """
@@ -29,14 +31,16 @@ def busy(seconds):
 def python_epoch(pipe, epoch, step_seconds):
     start = time.perf_counter()
     batches = 0
-    for batch in pipe.epoch(epoch):
+    pipe.start_epoch(epoch, restart=True)
+    for batch in pipe:
+        pipe.step_info.loss_scale  # read per step, as a trainer does
         busy(step_seconds)
         batches += 1
     return batches, time.perf_counter() - start
 
 
 def cpp_epoch(pipe, epoch, step_seconds):
-    pipe.start_epoch(epoch)
+    pipe.start_epoch(epoch, restart=True)  # the wrapper does not see the C++ loop end it
     return odbatch.iterate_in_cpp(pipe.native, step_seconds)
 
 
@@ -77,13 +81,18 @@ def main():
     parser.add_argument("--step-ms", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--tensors", choices=["numpy", "torch"], default="numpy")
+    parser.add_argument("--native-dtypes", action="store_true",
+                        help="int32 ids and labels, uint8 mask: zero-copy views, no conversion")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
     step = args.step_ms / 1000.0
     with tempfile.TemporaryDirectory(prefix="odbatch-pybench-") as scratch:
         config = write_config(Path(scratch), args.data, args.records, args.budget)
-        pipe = odbatch.Pipeline(config, tensors=args.tensors)
+        native = {"input_ids": "int32", "labels": "int32", "attention_mask": "uint8",
+                  "image_grid_thw": "int32"}
+        pipe = odbatch.Pipeline(config, tensors=args.tensors,
+                                dtypes=native if args.native_dtypes else None)
         python_epoch(pipe, 0, step)  # warm-up: page cache, allocations, the batch pool
         rounds = []
         for r in range(args.rounds):
@@ -108,6 +117,7 @@ def main():
         "benchmark": "python_iterator",
         "step_ms": args.step_ms,
         "tensors": args.tensors,
+        "dtypes": "native" if args.native_dtypes else "default",
         "records": args.records,
         "token_budget": args.budget,
         "rounds": rounds,

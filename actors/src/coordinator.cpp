@@ -24,7 +24,16 @@ coordinator_actor::behavior_type coordinator_behavior(
         auto& stats = s.context->stats();
         StageTimer timer(stats.coordinator);
         const auto round_start = std::chrono::steady_clock::now();
-        auto plan = s.rounds->run_round(proposal);
+        std::optional<RoundPlan> planned;
+        try {
+          planned = s.rounds->run_round(proposal);
+        } catch (const RoundError& e) {
+          // The ranks cannot go on together: a peer failure, in this round.
+          s.context->fail(std::string("coordinator: ") + e.what(), PipelineFailure::Cause::peer,
+                          proposal.round);
+          throw;
+        }
+        auto plan = std::move(*planned);
         stats.round_latency.record(std::chrono::steady_clock::now() - round_start);
         return plan;
       },

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "odbatch/source/dataset_error.hpp"
+
 namespace odbatch::actors {
 
 std::vector<caf::actor> Wiring::all() const {
@@ -41,10 +43,12 @@ void EpochContext::reject(const Rejection& rejection) {
   if (ledger_) ledger_->rejection(epoch_, rejection);
   if (config().source.on_bad_record == BadRecordPolicy::fail)
     fail("sample " + std::to_string(rejection.id) + " rejected (" + rejection.reason +
-         ") and source.on_bad_record is fail: " + rejection.detail);
+             ") and source.on_bad_record is fail: " + rejection.detail,
+         PipelineFailure::Cause::data);
 }
 
-void EpochContext::fail(const std::string& reason) {
+void EpochContext::fail(const std::string& reason, PipelineFailure::Cause cause,
+                        std::optional<std::uint64_t> round) {
   if (failed_.exchange(true)) return;
   if (departing_) return stop_actors();
   std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
@@ -60,7 +64,7 @@ void EpochContext::fail(const std::string& reason) {
       message += " (flight recorder not written: " + std::string(e.what()) + ")";
     }
   }
-  queue_->fail(std::make_exception_ptr(std::runtime_error(message)));
+  queue_->fail(std::make_exception_ptr(PipelineFailure(cause, message, round)));
   collective_.abort(message);
   if (abort_hook_) (*abort_hook_)(message);
   stop_actors();
@@ -82,6 +86,10 @@ void report_exceptions_to(caf::scheduled_actor* self, EpochContextPtr context,
         const auto live = weak.lock();
         try {
           std::rethrow_exception(error);
+        } catch (const DatasetError& e) {
+          if (live) live->fail(actor_name + ": " + e.what(), PipelineFailure::Cause::data);
+        } catch (const CollectiveError& e) {
+          if (live) live->fail(actor_name + ": " + e.what(), PipelineFailure::Cause::peer);
         } catch (const std::exception& e) {
           if (live) live->fail(actor_name + ": " + e.what());
         } catch (...) {

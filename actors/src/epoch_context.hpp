@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "abort_hook.hpp"
+#include "odbatch/actors/pipeline.hpp"
 #include "odbatch/batch/bounded_queue.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
@@ -95,7 +96,9 @@ class EpochContext {
   // Wakes everything that could wait: the batch queue, the collective, and every actor. Writes
   // the flight recorder's rounds, when there is one, and says where; calls the trainer's abort
   // hook.
-  void fail(const std::string& reason);
+  void fail(const std::string& reason,
+            PipelineFailure::Cause cause = PipelineFailure::Cause::internal,
+            std::optional<std::uint64_t> round = std::nullopt);
   bool failed() const { return failed_.load(); }
 
   // The trainer stops here, at an agreed step: from now on a failure (this rank's rounds ending

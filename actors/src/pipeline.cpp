@@ -293,7 +293,7 @@ void Pipeline::depart() {
 
 void Pipeline::abort(const std::string& reason) {
   if (impl_->epoch) {
-    impl_->epoch->fail("aborted: " + reason);
+    impl_->epoch->fail("aborted: " + reason, PipelineFailure::Cause::aborted);
   } else {
     impl_->collective->abort(reason);
   }

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 
 #include "batch_arrays.hpp"
@@ -82,6 +83,23 @@ py::dict config_location(const std::string& location, const std::string& key) {
   return attributes;
 }
 
+// The rank a peer failure's message blames: the first rank it names after the failing rank's own
+// ("rank 0, epoch 3: coordinator: ... rank 1 is dead ..."); none when it names no other.
+std::optional<long> failed_peer(const std::string& message) {
+  static const std::regex rank_pattern("rank ([0-9]+)");
+  std::optional<long> own;
+  for (auto it = std::sregex_iterator(message.begin(), message.end(), rank_pattern);
+       it != std::sregex_iterator(); ++it) {
+    const long rank = std::stol((*it)[1].str());
+    if (!own) {
+      own = rank;
+    } else if (rank != *own) {
+      return rank;
+    }
+  }
+  return std::nullopt;
+}
+
 void register_errors(py::module_& m) {
   error_types.config = make_error(
       m, "ConfigError", PyExc_ValueError,
@@ -112,6 +130,23 @@ void register_errors(py::module_& m) {
       raise(error_types.data, e.what(), py::dict());
     } catch (const CheckpointError& e) {
       raise(error_types.checkpoint, e.what(), py::dict());
+    } catch (const PipelineFailure& e) {
+      switch (e.cause()) {
+        case PipelineFailure::Cause::data:
+          return raise(error_types.data, e.what(), py::dict());
+        case PipelineFailure::Cause::peer: {
+          py::dict attributes;
+          const auto peer = failed_peer(e.what());
+          attributes["rank"] = peer ? py::object(py::int_(*peer)) : py::object(py::none());
+          attributes["round"] =
+              e.round() ? py::object(py::int_(*e.round())) : py::object(py::none());
+          return raise(error_types.peer, e.what(), attributes);
+        }
+        case PipelineFailure::Cause::aborted:
+        case PipelineFailure::Cause::internal:
+          break;
+      }
+      PyErr_SetString(PyExc_RuntimeError, e.what());
     } catch (const CollectiveError& e) {
       py::dict attributes;
       attributes["rank"] = py::none();

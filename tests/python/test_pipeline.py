@@ -195,6 +195,16 @@ class Errors(ScratchTestCase):
         with self.assertRaisesRegex(odbatch.DataError, "records.jsonl"):
             odbatch.Pipeline(config).vocab_size
 
+    def test_a_bad_record_under_fail_is_a_data_error(self):
+        config = self.write_config(records(text=30, images=0))
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("[source]\n", '[source]\non_bad_record = "fail"\n'),
+                          encoding="utf-8")
+        with (self.dir / "records.jsonl").open("a", encoding="utf-8") as data:
+            data.write("{not json\n")
+        with self.assertRaisesRegex(odbatch.DataError, "records.jsonl:31: malformed JSON"):
+            list(odbatch.Pipeline(config))
+
     def test_bad_dtypes(self):
         config = self.write_config(records(text=5, images=0))
         with self.assertRaisesRegex(ValueError, "attention_mask.*float16"):

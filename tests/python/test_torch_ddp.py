@@ -73,5 +73,19 @@ class DdpThroughTheAdapter(ScratchTestCase):
         self.assertEqual(sorted(rest), sorted(expected))
 
 
+    def test_an_abort_on_one_rank_is_a_peer_failure_on_the_other(self):
+        config = self.write_config(records(text=200, images=0), budget=1024)
+        results = self.run_ranks(config, "abort")
+        self.assertEqual(results[1]["error"], "RuntimeError")
+        self.assertIn("aborted: the trainer's loss is NaN", results[1]["message"])
+        self.assertEqual(results[0]["error"], "PeerFailure", results[0]["message"])
+        self.assertEqual(results[0]["peer"], 1)
+        self.assertIsInstance(results[0]["round"], int)
+        self.assertIn("the trainer's loss is NaN", results[0]["message"])
+        for result in results:  # the abort hook, on both ranks
+            self.assertEqual(len(result["hook"]), 1)
+            self.assertIn("the trainer's loss is NaN", result["hook"][0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,8 +1,8 @@
 """One rank of a DDP job (torchrun's environment, gloo) fed through odbatch.torch.IterableDataset
 in a DataLoader(batch_size=None). "train": two epochs, saving the pipeline's state dicts (gathered
 over the ranks, and the rank's own part) at step 2 of epoch 1; "resume": loads the gathered one
-and runs the rest of that epoch. Writes what it saw as JSON.
-    usage: torch_ddp_rank.py PIPELINE.toml train|resume OUT_PREFIX"""
+and runs the rest of that epoch; "abort": no DDP, rank 1 aborts the run mid-epoch. Writes what it
+saw as JSON.   usage: torch_ddp_rank.py PIPELINE.toml train|resume|abort OUT_PREFIX"""
 
 import json
 import os
@@ -18,7 +18,31 @@ from tiny_lm import TinyLM, mean_loss
 SAVE_AT = 2  # steps into epoch 1
 
 
+def abort_on_rank_1(config, out_prefix):
+    """Rank 1 aborts after 2 steps; rank 0 goes on until the failure reaches it."""
+    rank = int(os.environ["RANK"])
+    reasons = []
+    pipe = odbatch.Pipeline(config, tensors="torch", on_abort=reasons.append)
+    result = {"rank": rank}
+    steps = 0
+    try:
+        for _ in pipe:
+            steps += 1
+            if rank == 1 and steps == 2:
+                pipe.abort("the trainer's loss is NaN")
+    except odbatch.PeerFailure as e:
+        result.update(error="PeerFailure", peer=e.rank, round=e.round, message=str(e))
+    except RuntimeError as e:
+        result.update(error=type(e).__name__, message=str(e))
+    result["hook"] = reasons
+    pipe.close()
+    with open(f"{out_prefix}-abort-{rank}.json", "w", encoding="utf-8") as out:
+        json.dump(result, out)
+
+
 def main(config, mode, out_prefix):
+    if mode == "abort":
+        return abort_on_rank_1(config, out_prefix)
     rank = int(os.environ["RANK"])
     dist.init_process_group("gloo")
     dataset = IterableDataset(odbatch.Pipeline(config, tensors="torch"))

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "odbatch/batch/batch.hpp"
@@ -37,6 +38,28 @@ struct PipelineOptions {
   // Makes this rank's round collective (e.g. wrapping it to inject a fault, in tests); empty:
   // make_round_collective.
   CollectiveFactory collective = nullptr;
+};
+
+// What next_batch() throws when the epoch failed: the reason (naming this rank and the epoch) and
+// its cause, for trainers that react by kind.
+class PipelineFailure : public std::runtime_error {
+ public:
+  enum class Cause : std::uint8_t {
+    data,      // the dataset: an unusable file, a record rejected under on_bad_record = "fail"
+    peer,      // the ranks cannot go on together: a rank failed, aborted, died or timed out
+    aborted,   // abort() on this rank
+    internal,  // anything else
+  };
+  PipelineFailure(Cause cause, const std::string& message,
+                  std::optional<std::uint64_t> round = std::nullopt)
+      : std::runtime_error(message), cause_(cause), round_(round) {}
+  Cause cause() const { return cause_; }
+  // The alignment round that failed, for a peer failure found in a round.
+  std::optional<std::uint64_t> round() const { return round_; }
+
+ private:
+  Cause cause_;
+  std::optional<std::uint64_t> round_;
 };
 
 class Pipeline {
@@ -74,7 +97,7 @@ class Pipeline {
   void start_epoch(std::uint64_t epoch);
 
   // The next batch, blocking until it is ready; nullptr at the end of the epoch (after the same
-  // number of batches on every rank). Rethrows the cause when the pipeline failed.
+  // number of batches on every rank). Throws PipelineFailure when the pipeline failed.
   std::shared_ptr<const Batch> next_batch();
 
   // Leaves the run at an agreed step (e.g. max_steps): every rank calls it after taking the same
