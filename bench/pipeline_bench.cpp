@@ -24,8 +24,8 @@
 
 #include "bench_report.hpp"
 #include "odbatch/actors/pipeline.hpp"
+#include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
-#include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/jsonl_index.hpp"
@@ -122,7 +122,7 @@ StageTime decode_concurrently(const PipelineConfig& config,
   std::vector<std::thread> workers;
   for (std::uint32_t t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      JpegDecoder decoder(config.images.decoder_limits);
+      ImageDecoder decoder(config.images.decoder_limits);
       DecodedImage scratch;
       const double start = thread_cpu_seconds();
       for (std::size_t i = t; i < images.size(); i += threads) {
@@ -158,7 +158,7 @@ Baselines measure_baselines(const PipelineConfig& config, const RecordReader& re
   }
   b.read_parse = {parsed.size(), thread_cpu_seconds() - start};
 
-  JpegDecoder decoder(config.images.decoder_limits);
+  ImageDecoder decoder(config.images.decoder_limits);
   DecodedImage scratch;
   std::vector<const std::string*> images;  // every image the single-threaded pass decodes
   start = thread_cpu_seconds();

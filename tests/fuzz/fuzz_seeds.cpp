@@ -19,6 +19,7 @@
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/plan.hpp"
 #include "odbatch/core/window.hpp"
+#include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
@@ -82,7 +83,7 @@ RealRun make_real_run(const fs::path& source_dir) {
   const RecordReader reader(index, run.config.source.reader);
   const ChatTokenizer tokenizer(run.config.tokenizer.model,
                                 effective_tokenizer_options(run.config));
-  JpegDecoder decoder(run.config.images.decoder_limits);
+  ImageDecoder decoder(run.config.images.decoder_limits);  // as the reader sizes images
   const auto& geometry = run.config.images.geometry;
   for (SampleId id = 0; id < run.records && run.samples.size() < kCostedRecords; ++id) {
     const auto record = reader.read(id);
