@@ -28,18 +28,27 @@ def busy(seconds):
         pass
 
 
-def python_epoch(pipe, epoch, step_seconds):
+def python_epoch(pipe, epoch, step_seconds, in_next):
+    """The epoch in Python; adds the time spent in next() (the conversion and the binding's
+    overhead, and any wait for a batch not yet ready) to in_next[0]."""
     start = time.perf_counter()
     batches = 0
     pipe.start_epoch(epoch, restart=True)
-    for batch in pipe:
+    iterator = iter(pipe)
+    while True:
+        before = time.perf_counter()
+        try:
+            next(iterator)
+        except StopIteration:
+            break
+        in_next[0] += time.perf_counter() - before
         pipe.step_info.loss_scale  # read per step, as a trainer does
         busy(step_seconds)
         batches += 1
     return batches, time.perf_counter() - start
 
 
-def cpp_epoch(pipe, epoch, step_seconds):
+def cpp_epoch(pipe, epoch, step_seconds, in_next):
     pipe.start_epoch(epoch, restart=True)  # the wrapper does not see the C++ loop end it
     return odbatch.iterate_in_cpp(pipe.native, step_seconds)
 
@@ -93,15 +102,16 @@ def main():
                   "image_grid_thw": "int32"}
         pipe = odbatch.Pipeline(config, tensors=args.tensors,
                                 dtypes=native if args.native_dtypes else None)
-        python_epoch(pipe, 0, step)  # warm-up: page cache, allocations, the batch pool
+        python_epoch(pipe, 0, step, [0.0])  # warm-up: page cache, allocations, the batch pool
         rounds = []
         for r in range(args.rounds):
             order = [("cpp", cpp_epoch), ("python", python_epoch)]
             if r % 2:
                 order.reverse()
             times = {}
+            in_next = [0.0]
             for name, run in order:
-                batches, seconds = run(pipe, 0, step)
+                batches, seconds = run(pipe, 0, step, in_next)
                 times[name] = (batches, seconds)
             per_batch = {name: seconds / batches for name, (batches, seconds) in times.items()}
             rounds.append({
@@ -109,6 +119,7 @@ def main():
                 "cpp_ms_per_batch": round(per_batch["cpp"] * 1e3, 4),
                 "python_ms_per_batch": round(per_batch["python"] * 1e3, 4),
                 "ratio": round(per_batch["python"] / per_batch["cpp"], 4),
+                "python_next_us_per_batch": round(in_next[0] / times["python"][0] * 1e6, 2),
             })
             if times["cpp"][0] != times["python"][0]:
                 raise RuntimeError(f"the same epoch gave {times['cpp'][0]} and {times['python'][0]} batches")
@@ -123,6 +134,8 @@ def main():
         "rounds": rounds,
         "median_ratio": round(statistics.median(ratios), 4),
         "median_overhead_percent": round((statistics.median(ratios) - 1.0) * 100.0, 2),
+        "median_python_next_us_per_batch": statistics.median(
+            r["python_next_us_per_batch"] for r in rounds),
     }
     text = json.dumps(report, indent=2)
     print(text)

@@ -21,6 +21,7 @@ def main(config, order, out_prefix):
         pipe = odbatch.Pipeline(config)
     else:
         pipe = odbatch.Pipeline(config)
+        pipe.vocab_size  # the pipeline connects on first use: here, before torch's group
         dist.init_process_group("gloo")
     steps = 0
     for _ in pipe.epoch(0):
