@@ -15,8 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jpeg_header import JpegError, parse_jpeg_header
-from package_paths import FAQ_GZ, PNG_IMAGE, TRUNCATED_JPEG
+from package_paths import FAQ_GZ, TRUNCATED_JPEG
 from stable_choice import stable_hash
+
+# A valid 1x1 GIF89a: a format the loader does not decode (it reads JPEG, PNG and WebP by their
+# bytes, whatever the file is called).
+ONE_PIXEL_GIF = bytes.fromhex(
+    "474946383961010001008000000000ffffff21f90401000000002c00000000010001000002024401003b")
 
 PIXEL_BOMB_SIZE = 60000
 OVER_LENGTH_CHARS = 200_000
@@ -82,7 +87,7 @@ def _write_defective_images(images: Path, source_images: Path, extract: Path) ->
     shutil.copy2(truncated, images / "skimage/truncated.jpg")
     for bomb, source in PIXEL_BOMB_SOURCES.items():
         (images / bomb).write_bytes(_pixel_bomb((source_images / source).read_bytes(), source))
-    shutil.copy2(extract / PNG_IMAGE, images / "bombs/camera_png_named.jpg")
+    (images / "bombs/pixel_gif_named.jpg").write_bytes(ONE_PIXEL_GIF)
 
 
 def _defects(long_answer: str) -> list[Defect]:
@@ -130,8 +135,8 @@ def _defects(long_answer: str) -> list[Defect]:
                "bad_image_path", "the path leaves the images directory"),
         Defect(_sharegpt("dirty-truncated-jpeg", [ask, answer], image="skimage/truncated.jpg"),
                "corrupt", "scikit-image's truncated.jpg: 400 bytes, cut in a Huffman table"),
-        Defect(_sharegpt("dirty-png-as-jpeg", [ask, answer], image="bombs/camera_png_named.jpg"),
-               "unsupported", "a PNG file named .jpg"),
+        Defect(_sharegpt("dirty-gif-as-jpeg", [ask, answer], image="bombs/pixel_gif_named.jpg"),
+               "unsupported", "a GIF file named .jpg"),
         Defect(_sharegpt("dirty-pixel-bomb-baseline", [ask, answer],
                          image="bombs/pixel_bomb_sof0.jpg"),
                "pixel_bomb", f"baseline (SOF0) {bomb}; the data is 150x150"),

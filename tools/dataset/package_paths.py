@@ -6,4 +6,3 @@ FACES_DIR = "libdlib19.1/usr/share/doc/libdlib19.1/examples/faces"
 WALLPAPER_COPYRIGHT = "lomiri-wallpapers-16.04/usr/share/doc/lomiri-wallpapers-16.04/copyright"
 SKIMAGE_DATA = "python3-skimage/usr/lib/python3/dist-packages/skimage/data"
 TRUNCATED_JPEG = f"{SKIMAGE_DATA}/truncated.jpg"  # corrupt on purpose, for scikit-image's tests
-PNG_IMAGE = f"{SKIMAGE_DATA}/camera.png"

@@ -33,7 +33,7 @@ def _image_verdict(path: object, images_dir: Path) -> str | None:
         return "missing_file"
     data = file.read_bytes()
     if not data.startswith(SOI):
-        return "unsupported"  # another format, e.g. a PNG named .jpg
+        return "unsupported"  # the dataset's images are JPEGs: this is its GIF named .jpg
     try:
         header = parse_jpeg_header(data, str(file))
     except JpegError:
