@@ -13,7 +13,7 @@
 
 #include "json_output.hpp"
 #include "odbatch/config/pipeline_config.hpp"
-#include "odbatch/image/jpeg_decoder.hpp"
+#include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
@@ -70,12 +70,12 @@ std::vector<SourceRecord> records_of(const RenderOptions& options, const Pipelin
   return read_records(config.source.files.front(), 1);
 }
 
-// Each image's visual token count, from its JPEG header and the config's geometry, as the
-// pipeline's image decoder fixes it.
+// Each image's visual token count, from its header (JPEG, PNG or WebP) and the config's geometry,
+// as the pipeline's image decoder fixes it.
 std::vector<std::uint32_t> visual_tokens(const Conversation& conversation,
                                          const PipelineConfig& config) {
   std::vector<std::uint32_t> tokens;
-  JpegDecoder decoder(config.images.decoder_limits);
+  ImageDecoder decoder(config.images.decoder_limits);
   for (const std::string& image : conversation.images) {
     const std::filesystem::path path = config.source.image_root / image;
     std::ifstream in(path, std::ios::binary);
