@@ -73,6 +73,7 @@ emitter_actor::behavior_type emitter_behavior(emitter_actor::stateful_pointer<Em
       [=](epoch_end_atom, std::uint64_t steps) {
         auto& epoch = *self->state.context;
         if (auto* ledger = epoch.ledger()) ledger->end_epoch(epoch.epoch(), steps);
+        epoch.set_total_steps(steps);
         epoch.queue().close();
         epoch.stop_actors();
       },

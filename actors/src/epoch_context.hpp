@@ -105,6 +105,14 @@ class EpochContext {
   // as the ranks leave) only stops the actors; it aborts nothing and calls no hook.
   void begin_departure() { departing_ = true; }
 
+  // The epoch's number of steps: known once its last round is planned, when the emitter hears
+  // of the epoch's end (before the trainer has taken the last batches); nullopt before.
+  std::optional<std::uint64_t> total_steps() const {
+    const auto steps = total_steps_.load();
+    return steps == kStepsUnknown ? std::nullopt : std::optional<std::uint64_t>(steps);
+  }
+  void set_total_steps(std::uint64_t steps) { total_steps_.store(steps); }
+
   // Stops every actor of the epoch (after the end of the epoch, or on failure).
   void stop_actors();
 
@@ -124,6 +132,8 @@ class EpochContext {
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};
   std::atomic<bool> departing_{false};
+  static constexpr std::uint64_t kStepsUnknown = ~std::uint64_t{0};
+  std::atomic<std::uint64_t> total_steps_{kStepsUnknown};
   std::once_flag stop_once_;
 };
 

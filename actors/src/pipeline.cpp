@@ -320,6 +320,10 @@ std::uint64_t Pipeline::shard_records() const {
 std::uint32_t Pipeline::vocab_size() const {
   return impl_->resources->tokenizer->vocab_size();
 }
+std::optional<std::uint64_t> Pipeline::epoch_steps() const {
+  if (!impl_->epoch) return std::nullopt;
+  return impl_->epoch->total_steps();
+}
 std::uint32_t Pipeline::rank() const {
   return impl_->dist.rank;
 }

@@ -272,18 +272,24 @@ class Pipeline:
         return self._steps
 
     def __len__(self):
-        """The current epoch's steps, when known: once this pipeline has gone through that epoch
-        to its end (the step count depends on the samples' lengths, so it is not known ahead).
-        Otherwise a TypeError, as for a DataLoader over an IterableDataset; estimated_len() gives
-        an estimate instead."""
-        epoch = self._epoch if self.in_epoch() or self._chosen_epoch is None else self._chosen_epoch
-        if epoch is None:
-            epoch = 0
+        """The current epoch's steps, when known: once the epoch's last round is planned (the
+        pipeline plans ahead of the trainer, so shortly before the epoch's last batches are
+        taken), or for an epoch this pipeline went through to its end. The step count depends on
+        the samples' lengths, so it is not known sooner: until then a TypeError, as len() of a
+        DataLoader over an IterableDataset; estimated_len() gives an estimate instead."""
+        if self.in_epoch() or (self._epoch is not None and self._chosen_epoch is None):
+            epoch = self._epoch
+            if self.in_epoch() and self._native is not None:
+                steps = self._native.epoch_steps
+                if steps is not None:
+                    return steps
+        else:
+            epoch = 0 if self._chosen_epoch is None else self._chosen_epoch
         if epoch in self._completed:
             return self._completed[epoch]
         raise TypeError(
-            f"the number of steps of epoch {epoch} is not known before the epoch's end: it depends "
-            "on the lengths of the samples; use pipe.estimated_len() for an estimate"
+            f"the number of steps of epoch {epoch} is not known before the epoch's last round: "
+            "it depends on the lengths of the samples; use pipe.estimated_len() for an estimate"
         )
 
     def estimated_len(self):

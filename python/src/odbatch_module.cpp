@@ -397,6 +397,9 @@ PYBIND11_MODULE(_odbatch, m) {
           "metrics_port", [](const NativePipeline& native) { return native.get().metrics_port(); })
       .def_property_readonly("vocab_size",
                              [](const NativePipeline& native) { return native.get().vocab_size(); })
+      .def_property_readonly(
+          "epoch_steps", [](const NativePipeline& native) { return native.get().epoch_steps(); },
+          "the current epoch's steps once its last round is planned, else None")
       .def_property_readonly("rank",
                              [](const NativePipeline& native) { return native.get().rank(); })
       .def_property_readonly("world_size",

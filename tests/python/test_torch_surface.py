@@ -3,6 +3,7 @@ dict with StepInfo beside it in torch's dtypes, pin_memory, typed errors, the ab
 IterableDataset adapter in a DataLoader."""
 
 import io
+import time
 import unittest
 import warnings
 
@@ -39,17 +40,19 @@ class Iteration(ScratchTestCase):
         self.assertNotEqual(third, fourth)
 
     def test_len_is_known_after_the_epoch_and_estimated_before(self):
-        pipe = odbatch.Pipeline(self.config)
-        with self.assertRaisesRegex(TypeError, "not known before the epoch's end.*estimated_len"):
+        config = self.write_config(records(text=400, images=0), budget=1024)
+        pipe = odbatch.Pipeline(config)
+        with self.assertRaisesRegex(TypeError, "not known before the epoch's last round.*estimated_len"):
             len(pipe)
         self.assertIsNone(pipe.estimated_len())
         iterator = iter(pipe)
         for _ in range(3):
             next(iterator)
         estimate = pipe.estimated_len()
-        with self.assertRaises(TypeError):
+        with self.assertRaises(TypeError):  # prefetch 4: the last round is far ahead
             len(pipe)
         steps = 3 + sum(1 for _ in iterator)
+        self.assertGreater(steps, 20)
         self.assertEqual(len(pipe), steps)
         self.assertLess(abs(estimate - steps), steps / 2)
         pipe.set_epoch(0)
@@ -60,6 +63,25 @@ class Iteration(ScratchTestCase):
         self.assertEqual(pipe.estimated_len(), steps)
         # list() asks len() first and takes the TypeError as "unknown".
         self.assertGreater(len(list(pipe)), 0)
+
+    def test_len_is_known_once_the_last_round_is_planned(self):
+        config = self.write_config(records(text=120, images=0), budget=1024,
+                                   extra="prefetch = 64\n")
+        whole = sum(1 for _ in odbatch.Pipeline(config))
+        self.assertLess(whole, 64)
+        pipe = odbatch.Pipeline(config)
+        next(iter(pipe))
+        # The whole epoch fits the queue: its last round is planned while one batch is taken.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                known = len(pipe)
+                break
+            except TypeError:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+        self.assertEqual(known, whole)
+        self.assertEqual(pipe.steps_taken, 1)
 
     def test_no_silent_restart_mid_epoch(self):
         pipe = odbatch.Pipeline(self.config)

@@ -123,6 +123,10 @@ class Pipeline {
   std::uint64_t dataset_records() const;  // records in the whole dataset
   std::uint64_t shard_records() const;    // records this rank reads in the current epoch
   std::uint32_t vocab_size() const;       // the tokenizer's: every token id is below it
+  // The current epoch's number of steps (the same on every rank): known once the epoch's last
+  // round is planned, shortly before its last batches are taken; nullopt before, and after a
+  // failure.
+  std::optional<std::uint64_t> epoch_steps() const;
   std::uint32_t rank() const;
   std::uint32_t world_size() const;
 
