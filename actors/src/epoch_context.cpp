@@ -53,6 +53,9 @@ void EpochContext::fail(const std::string& reason, PipelineFailure::Cause cause,
   if (departing_) return stop_actors();
   std::string message = "rank " + std::to_string(resources_->rank) + ", epoch " +
                         std::to_string(epoch_) + ": " + reason;
+  // The other ranks get the cause alone: each names its own flight recorder's file, and a note
+  // per rank on the way would repeat in their messages.
+  const std::string cause_for_peers = message;
   if (recorder_) {
     auto dir = config().distributed.flight_recorder_dir;
     if (dir.empty()) dir = std::filesystem::temp_directory_path();
@@ -65,7 +68,7 @@ void EpochContext::fail(const std::string& reason, PipelineFailure::Cause cause,
     }
   }
   queue_->fail(std::make_exception_ptr(PipelineFailure(cause, message, round)));
-  collective_.abort(message);
+  collective_.abort(cause_for_peers);
   if (abort_hook_) (*abort_hook_)(message);
   stop_actors();
 }

@@ -82,6 +82,10 @@ class DdpThroughTheAdapter(ScratchTestCase):
         self.assertEqual(results[0]["peer"], 1)
         self.assertIsInstance(results[0]["round"], int)
         self.assertIn("the trainer's loss is NaN", results[0]["message"])
+        # One flight recorder note per message: the rank's own.
+        for rank, result in enumerate(results):
+            self.assertEqual(result["message"].count("(last rounds: "), 1, result["message"])
+            self.assertIn(f"odbatch-flight-rank{rank}.json)", result["message"])
         for result in results:  # the abort hook, on both ranks
             self.assertEqual(len(result["hook"]), 1)
             self.assertIn("the trainer's loss is NaN", result["hook"][0])
