@@ -593,8 +593,9 @@ class Renderer {
                                                                  "' was not provided"));
       }
       for (auto& [key, value] : args.keyword) {
+        const std::string& keyword = key;  // a structured binding is not captured before C++20
         const bool known = std::any_of(parameters.begin(), parameters.end(),
-                                       [&](const MacroParameter& p) { return p.name == key; });
+                                       [&](const MacroParameter& p) { return p.name == keyword; });
         if (key == "caller")
           frame_->variables.set("caller", value);
         else if (!known)

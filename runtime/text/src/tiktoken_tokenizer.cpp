@@ -137,8 +137,9 @@ TiktokenTokenizer::TiktokenTokenizer(const std::filesystem::path& ranks_file,
     byte_ids_[byte] = found->second;
   }
   for (auto& [name, id] : options.special_tokens) {
+    const std::string& token = name;  // a structured binding is not captured before C++20
     const auto problem = [&](const std::string& what) {
-      return TokenizerModelError(ranks_file, "special_tokens: '" + name + "': " + what);
+      return TokenizerModelError(ranks_file, "special_tokens: '" + token + "': " + what);
     };
     if (name.empty() || text_detail::first_invalid_utf8(name) != std::string::npos)
       throw problem("must be non-empty UTF-8");
