@@ -264,7 +264,11 @@ BatchArrays BatchConverter::convert(std::shared_ptr<const Batch> batch) const {
     }
     arrays.block_ = std::move(block);
   }
-  arrays.batch_ = std::move(batch);
+  // A batch copied whole (pinned) goes back to the pipeline's pool at once.
+  const bool viewed = std::any_of(arrays.columns_.begin(), arrays.columns_.end(),
+                                  [](const BatchArrays::Column& column) { return !column.copied; });
+  arrays.info_ = batch->step_info();
+  if (viewed) arrays.batch_ = std::move(batch);
   return arrays;
 }
 

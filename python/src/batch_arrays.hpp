@@ -63,7 +63,8 @@ class BatchArrays {
  public:
   // The dict of arrays, made with the GIL held.
   pybind11::dict to_dict() const;
-  const StepInfo& step_info() const { return batch_->step_info(); }
+  // The step's StepInfo, moved out (once).
+  StepInfo take_step_info() { return std::move(info_); }
 
  private:
   friend class BatchConverter;
@@ -77,7 +78,8 @@ class BatchArrays {
     std::size_t offset = 0;
     const void* source = nullptr;
   };
-  std::shared_ptr<const Batch> batch_;
+  std::shared_ptr<const Batch> batch_;  // when any column is a view of it
+  StepInfo info_;
   std::shared_ptr<Block> block_;
   std::vector<Column> columns_;
 };

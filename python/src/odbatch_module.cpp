@@ -262,7 +262,7 @@ class NativePipeline {
       if (auto batch = pipeline.next_batch()) arrays = converter_.convert(std::move(batch));
     }
     if (!arrays) return py::none();
-    return py::make_tuple(arrays->to_dict(), arrays->step_info());
+    return py::make_tuple(arrays->to_dict(), py::cast(arrays->take_step_info()));
   }
 
   bool pinned() const { return converter_.pinned(); }

@@ -2,10 +2,12 @@
 dict with StepInfo beside it in torch's dtypes, pin_memory, typed errors, the abort hook, and the
 IterableDataset adapter in a DataLoader."""
 
+import ast
 import io
 import time
 import unittest
 import warnings
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -240,6 +242,44 @@ class DataLoaderAdapter(ScratchTestCase):
         loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1)
         with self.assertRaisesRegex(RuntimeError, "num_workers=0"):
             next(iter(loader))
+
+
+class TypeStubs(unittest.TestCase):
+    """The .pyi stubs beside the package name everything it offers, so IDEs complete it all."""
+
+    def stub_names(self, module):
+        stub = Path(module.__file__).with_suffix(".pyi")
+        tree = ast.parse(stub.read_text(encoding="utf-8"))
+        names, classes = set(), {}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            if isinstance(node, ast.AnnAssign):
+                names.add(node.target.id)
+            if isinstance(node, ast.ClassDef):
+                classes[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+                classes[node.name] |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+        return names, classes
+
+    def public(self, cls):
+        return {n for n in vars(cls) if not n.startswith("_")} | (
+            {"__init__", "__iter__", "__next__", "__len__"} & set(vars(cls)))
+
+    def test_the_package(self):
+        names, classes = self.stub_names(odbatch)
+        self.assertLessEqual(set(odbatch.__all__), names)
+        self.assertLessEqual(self.public(odbatch.Pipeline), classes["Pipeline"])
+        step_info = {n for n in dir(odbatch.StepInfo) if not n.startswith("_")}
+        self.assertLessEqual(step_info, classes["StepInfo"])
+        self.assertEqual(classes["ConfigError"], {"file", "line", "column", "key"})
+        self.assertEqual(classes["PeerFailure"], {"rank", "round"})
+        self.assertTrue((Path(odbatch.__file__).parent / "py.typed").exists())
+
+    def test_the_torch_adapter(self):
+        import odbatch.torch as adapter
+
+        _, classes = self.stub_names(adapter)
+        self.assertLessEqual(self.public(adapter.IterableDataset), classes["IterableDataset"])
 
 
 if __name__ == "__main__":
