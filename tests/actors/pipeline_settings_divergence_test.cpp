@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <sentencepiece_trainer.h>
 
+#include <fstream>
 #include <functional>
 #include <set>
 #include <string>
@@ -44,6 +45,15 @@ struct Fixture {
         "<|image_pad|> --minloglevel=1");
     REQUIRE_MESSAGE(status.ok(), status.ToString());
     other_model = prefix.string() + ".model";
+  }
+
+  // The ChatML preset as a Jinja template file.
+  void use_jinja(PipelineConfig& c) const {
+    const auto chatml = dir.path() / "chatml.jinja";
+    std::ofstream(chatml) << "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + "
+                             "m['content'] + '<|im_end|>\\n' }}{% endfor %}";
+    c.tokenizer.options.chat_template = ChatTemplate::jinja;
+    c.tokenizer.options.template_file = chatml;
   }
 
   PipelineConfig config() const {
@@ -110,6 +120,35 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.tokenizer.options.vision_start_piece = "<|im_start|>"; }},
       {"tokenizer.vision_end_piece", "tokenizer.vision_end_piece",
        [](C& c, const F&) { c.tokenizer.options.vision_end_piece = "<|im_end|>"; }},
+      // The configured format is compared, not only the one it resolves to: conservative.
+      {"tokenizer.format", "tokenizer.format",
+       [](C& c, const F&) { c.tokenizer.options.format = TokenizerFormat::sentencepiece; }},
+      {"tokenizer.template_name", "tokenizer.template_name",
+       [](C& c, const F&) { c.tokenizer.options.template_name = "tool_use"; }},
+      {"tokenizer.tiktoken_preset", "tokenizer.tiktoken_preset",
+       [](C& c, const F&) { c.tokenizer.options.tiktoken_preset = "o200k_base"; }},
+      {"tokenizer.template_date", "tokenizer.template_date",
+       [](C& c, const F&) { c.tokenizer.options.template_date = "2024-07-26"; }},
+      {"tokenizer.image_content", "tokenizer.image_content",
+       [](C& c, const F&) { c.tokenizer.options.image_content = ImageContent::text; }},
+      // These apply to a Jinja template only: the template itself is the first difference.
+      {"tokenizer.template_file", "tokenizer.template", [](C& c, const F& f) { f.use_jinja(c); }},
+      {"tokenizer.bos_token", "tokenizer.template",
+       [](C& c, const F& f) {
+         f.use_jinja(c);
+         c.tokenizer.options.bos_token = "<s>";
+       }},
+      {"tokenizer.eos_token", "tokenizer.template",
+       [](C& c, const F& f) {
+         f.use_jinja(c);
+         c.tokenizer.options.eos_token = "</s>";
+       }},
+      {"tokenizer.image_text", "tokenizer.template",
+       [](C& c, const F& f) {
+         f.use_jinja(c);
+         c.tokenizer.options.image_content = ImageContent::text;
+         c.tokenizer.options.image_text = "<|image_pad|>";
+       }},
       {"images.patch_size", "images.patch_size",
        [](C& c, const F&) { c.images.geometry.patch_size = 16; }},
       {"images.merge_size", "images.merge_size",
@@ -124,6 +163,8 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.images.decoder_limits.max_source_side /= 2; }},
       {"images.max_file_bytes", "images.max_file_bytes",
        [](C& c, const F&) { c.images.file_limits.max_file_bytes /= 2; }},
+      {"images.reject_animated", "images.reject_animated",
+       [](C& c, const F&) { c.images.decoder_limits.reject_animated = true; }},
       {"images.pixel_values", "images.pixel_values",
        [](C& c, const F&) { c.images.pixel_values.dtype = PixelDtype::bfloat16; }},
       {"images.rescale_factor", "images.rescale_factor",

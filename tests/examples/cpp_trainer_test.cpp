@@ -155,9 +155,9 @@ std::vector<double> logged_losses(const std::string& out) {
 
 TEST_CASE("two trainer processes: the loss goes down over an epoch of the real dataset") {
   test::require_dataset();
-  const auto run =
-      test::run_cli("launch --nproc 2 -- " + test::shell_quoted(ODBATCH_CPP_TRAINER_PATH) + " " +
-                    test::shell_quoted(trainer_config()) + " --log-every 4");
+  const auto run = test::run_cli("launch --nproc 2 --no-prefix -- " +
+                                 test::shell_quoted(ODBATCH_CPP_TRAINER_PATH) + " " +
+                                 test::shell_quoted(trainer_config()) + " --log-every 4");
   REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
   const auto losses = logged_losses(run.out);
   INFO(run.out);
@@ -186,8 +186,9 @@ TEST_CASE("a trainer saved mid-epoch and resumed logs the losses of an uninterru
   const auto config = trainer_config();
   const auto state = test::scratch().path("cpp_trainer.ckpt");
   const auto trainer = [&](const std::string& arguments) {
-    return test::run_cli("launch --nproc 2 -- " + test::shell_quoted(ODBATCH_CPP_TRAINER_PATH) +
-                         " " + test::shell_quoted(config) + " --log-every 4 " + arguments);
+    return test::run_cli("launch --nproc 2 --no-prefix -- " +
+                         test::shell_quoted(ODBATCH_CPP_TRAINER_PATH) + " " +
+                         test::shell_quoted(config) + " --log-every 4 " + arguments);
   };
   const auto whole = trainer("");
   REQUIRE_MESSAGE(whole.status == 0, whole.err);

@@ -53,9 +53,9 @@ StepReport step_reports(const std::string& out) {
 
 TEST_CASE("three ranks run equal step counts with one allreduce per step on their own context") {
   test::require_dataset();
-  const auto run =
-      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
-                    test::shell_quoted(toy_trainer_config()));
+  const auto run = test::run_cli("launch --nproc 3 --no-prefix -- " +
+                                 test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
+                                 test::shell_quoted(toy_trainer_config()));
   REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
   const auto report = step_reports(run.out);
   CHECK(report.ranks == std::set<std::string>{"0", "1", "2"});
@@ -66,9 +66,9 @@ TEST_CASE("three ranks run equal step counts with one allreduce per step on thei
 
 TEST_CASE("three ranks stopping at max_steps depart without a failure or an abort hook") {
   test::require_dataset();
-  const auto run =
-      test::run_cli("launch --nproc 3 -- " + test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
-                    test::shell_quoted(toy_trainer_config()) + " --max-steps 4");
+  const auto run = test::run_cli("launch --nproc 3 --no-prefix -- " +
+                                 test::shell_quoted(ODBATCH_TOY_TRAINER_PATH) + " " +
+                                 test::shell_quoted(toy_trainer_config()) + " --max-steps 4");
   REQUIRE_MESSAGE(run.status == 0, run.out << run.err);
   const auto report = step_reports(run.out);
   CHECK(report.ranks == std::set<std::string>{"0", "1", "2"});

@@ -209,6 +209,10 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.images.file_limits.max_file_bytes = integer(n, 1, std::uint64_t{1} << 40);
        }},
+      {"reject_animated",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.decoder_limits.reject_animated = boolean(n);
+       }},
       {"pixel_values",
        [](const toml::node& n, PipelineConfig& c) {
          c.images.pixel_values.dtype =
