@@ -3,6 +3,9 @@ pipeline configs over them, and the paths ctest passes in the environment."""
 
 import json
 import os
+import socket
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -77,3 +80,25 @@ scheduler_threads = 2
             encoding="utf-8",
         )
         return config
+
+    def run_torchrun_ranks(self, script, arguments, world=2):
+        """Starts `world` processes of `script` the way torchrun starts them (RANK, WORLD_SIZE,
+        LOCAL_RANK, MASTER_ADDR, MASTER_PORT, nothing of odbatch's) and checks each exits 0."""
+        port = _free_port()
+        while port > 64000:  # odbatch's store takes MASTER_PORT + 1009
+            port = _free_port()
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("ODBATCH_STORE")}
+        environment.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world))
+        ranks = [subprocess.Popen([sys.executable, str(script), *map(str, arguments)],
+                                  env={**environment, "RANK": str(r), "LOCAL_RANK": str(r)},
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                 for r in range(world)]
+        outputs = [rank.communicate(timeout=300)[0] for rank in ranks]
+        for rank, output in zip(ranks, outputs):
+            self.assertEqual(rank.returncode, 0, output)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -4,10 +4,6 @@ ranks together see every record once, and the pipeline's state dict resumes exac
 world size and re-shards onto another (here one rank)."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import unittest
 from pathlib import Path
 
@@ -18,28 +14,11 @@ from support import ScratchTestCase, records
 from torch_ddp_rank import SAVE_AT
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class DdpThroughTheAdapter(ScratchTestCase):
     def run_ranks(self, config, mode):
-        script = Path(__file__).with_name("torch_ddp_rank.py")
-        port = free_port()
-        while port > 64000:  # odbatch's store takes MASTER_PORT + 1009
-            port = free_port()
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("ODBATCH_STORE")}
-        environment.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2")
         prefix = self.dir / "rank"
-        ranks = [subprocess.Popen([sys.executable, str(script), str(config), mode, str(prefix)],
-                                  env={**environment, "RANK": str(r), "LOCAL_RANK": str(r)},
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                 for r in (0, 1)]
-        outputs = [rank.communicate(timeout=300)[0] for rank in ranks]
-        for rank, output in zip(ranks, outputs):
-            self.assertEqual(rank.returncode, 0, output)
+        self.run_torchrun_ranks(Path(__file__).with_name("torch_ddp_rank.py"),
+                                [config, mode, prefix])
         return [json.loads(Path(f"{prefix}-{mode}-{r}.json").read_text()) for r in (0, 1)]
 
     def test_equal_steps_and_state_dicts(self):
@@ -71,7 +50,6 @@ class DdpThroughTheAdapter(ScratchTestCase):
         rest = [i for _, info in single for i in info.sample_ids.tolist()]
         expected = [i for r in trained for step in r["epochs"]["1"]["ids"][SAVE_AT:] for i in step]
         self.assertEqual(sorted(rest), sorted(expected))
-
 
     def test_an_abort_on_one_rank_is_a_peer_failure_on_the_other(self):
         config = self.write_config(records(text=200, images=0), budget=1024)
