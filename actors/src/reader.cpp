@@ -4,8 +4,8 @@
 #include <deque>
 #include <optional>
 
-#include "odbatch/image/image_file.hpp"
 #include "odbatch/image/image_decoder.hpp"
+#include "odbatch/image/image_file.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 
 namespace odbatch::actors {

@@ -20,7 +20,7 @@ enum class TokenizeErrorReason : std::uint8_t {
   special_piece_in_text,  // message text that encodes to a piece the template emits by id
                           // (or, with a Jinja template, holds a special token's text)
   template_refused,       // the Jinja chat template raised an error for the conversation, or
-                          // its assistant turns cannot be found by rendering (supervised_rendering.hpp)
+                          // its assistant turns cannot be found by rendering
 };
 
 std::string_view to_string(TokenizeErrorReason reason);
