@@ -407,7 +407,14 @@ class Renderer {
     return Flow::normal;
   }
 
+  // Every statement, with the size of what it wrote held to kMaxTextBytes.
   Flow exec(const Stmt& stmt) {
+    const Flow flow = exec_statement(stmt);
+    check_text_size(stmt.location, out_->size());
+    return flow;
+  }
+
+  Flow exec_statement(const Stmt& stmt) {
     switch (stmt.type) {
       case Stmt::Type::text:
         *out_ += stmt.text;
@@ -761,6 +768,13 @@ class Renderer {
   static bool is_numeric(const Value& v) { return v.is_number() || v.is_bool(); }
 
   // Python's ints are unbounded; odbatch's are 64-bit and refuse to wrap around.
+  // A template's text, and any string or list it computes, is held to kMaxTextBytes (items, for
+  // a list): past it, a template bug would take the process's memory, not fail.
+  void check_text_size(const Location& at, std::size_t size) const {
+    if (size > kMaxTextBytes)
+      fail(at, "the template's text grows past " + std::to_string(kMaxTextBytes >> 20) + " MiB");
+  }
+
   [[noreturn]] void overflow(const Location& at) const {
     fail(at, "integer overflow: template integers are limited to 64 bits");
   }
@@ -792,9 +806,17 @@ class Renderer {
     const Value a = eval(*expr.operands[0]);
     const Value b = eval(*expr.operands[1]);
     const Location& at = expr.location;
-    if (op == "~") return Value(str(a) + str(b));
+    if (op == "~") {
+      std::string joined = str(a);
+      const std::string right = str(b);
+      check_text_size(at, joined.size() + right.size());
+      return Value(joined + right);
+    }
     if (op == "+") {
-      if (a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+      if (a.is_string() && b.is_string()) {
+        check_text_size(at, a.as_string().size() + b.as_string().size());
+        return Value(a.as_string() + b.as_string());
+      }
       if (a.is_list() && b.is_list()) {
         std::vector<Value> items = a.as_list().items;
         items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
@@ -836,6 +858,12 @@ class Renderer {
             integral(a), integral(b));
       if (is_numeric(a) && is_numeric(b)) return Value(numeric(a) * numeric(b));
       const auto repeat = [&](const Value& seq, std::int64_t times) -> Value {
+        const std::size_t length =
+            seq.is_string() ? seq.as_string().size() : seq.as_list().items.size();
+        if (times > 0 && length > 0)
+          check_text_size(at, length > kMaxTextBytes / static_cast<std::uint64_t>(times)
+                                  ? kMaxTextBytes + 1
+                                  : length * static_cast<std::size_t>(times));
         if (seq.is_string()) {
           std::string out;
           for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
@@ -982,6 +1010,7 @@ class Renderer {
   Location call_location_;
   int macro_depth_ = 0;
   static constexpr int kMaxMacroDepth = 200;
+  static constexpr std::size_t kMaxTextBytes = std::size_t{64} << 20;
   std::vector<std::shared_ptr<Frame>> macro_frames_;
 };
 

@@ -279,5 +279,17 @@ TEST_CASE("jinja: errors name the construct and its line:column") {
   check_error("{{ x | tojson }}", JinjaError::Kind::render, 1, 8, "'x' is undefined");
 }
 
+TEST_CASE("jinja: a template's text is held to 64 MiB instead of the process's memory") {
+  // Repetition, doubling concatenation and output in a loop each stop with a located error.
+  CHECK(std::string(error_of("{{ 'ab' * 40000000 }}").what()).find("grows past 64 MiB") !=
+        std::string::npos);
+  CHECK(error_of("{% set ns = namespace(s='x') %}{% for i in range(40) %}"
+                 "{% set ns.s = ns.s ~ ns.s %}{% endfor %}")
+            .kind() == JinjaError::Kind::render);
+  CHECK(error_of("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}").kind() ==
+        JinjaError::Kind::render);
+  CHECK(render("{{ 'ab' * 3 }}{{ [1] * 2 }}") == "ababab[1, 1]");
+}
+
 }  // namespace
 }  // namespace odbatch::test
