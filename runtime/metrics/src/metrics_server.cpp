@@ -41,11 +41,11 @@ http::response<http::string_body> answer(const http::request<http::string_body>&
     response.result(http::status::not_found);
     response.set(http::field::content_type, "text/plain; charset=utf-8");
     response.body() = "not found; metrics are at /metrics\n";
-  } else if (request.method() != http::verb::get) {
+  } else if (request.method() != http::verb::get && request.method() != http::verb::head) {
     response.result(http::status::method_not_allowed);
-    response.set(http::field::allow, "GET");
+    response.set(http::field::allow, "GET, HEAD");
     response.set(http::field::content_type, "text/plain; charset=utf-8");
-    response.body() = "only GET\n";
+    response.body() = "only GET and HEAD\n";
   } else {
     try {
       response.body() = state.render();
@@ -59,6 +59,12 @@ http::response<http::string_body> answer(const http::request<http::string_body>&
     }
   }
   response.prepare_payload();
+  // HEAD gets the headers GET would, Content-Length included, and no body.
+  if (request.method() == http::verb::head) {
+    const auto length = response.body().size();
+    response.body().clear();
+    response.content_length(length);
+  }
   return response;
 }
 

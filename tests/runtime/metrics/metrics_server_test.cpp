@@ -1,5 +1,6 @@
 // The metrics endpoint's HTTP behaviour, with a fixed text in place of a pipeline's counters:
-// GET /metrics answers 200 with Prometheus's content type, other paths 404, other methods 405;
+// GET /metrics answers 200 with Prometheus's content type, HEAD the same headers without a body,
+// other paths 404, other methods 405;
 // a port of 0 picks a free one; a client that sends nothing or too much is dropped; a silent
 // client does not hold up destruction.
 #include <doctest/doctest.h>
@@ -59,8 +60,19 @@ TEST_CASE("other paths answer 404 and other methods 405, without rendering") {
   client.send_text("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi");
   const auto post = parse_answer(client.read_all());
   CHECK(post.status == 405);
-  CHECK(post.head.find("\r\nAllow: GET") != std::string::npos);
+  CHECK(post.head.find("\r\nAllow: GET, HEAD") != std::string::npos);
   CHECK(renders == 0);
+}
+
+TEST_CASE("HEAD /metrics answers GET's headers, its Content-Length included, and no body") {
+  MetricsServer server(loopback(), [] { return std::string(kBody); });
+  HttpTestClient client(server.port());
+  client.send_text("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  const auto head = parse_answer(client.read_all());
+  CHECK(head.status == 200);
+  CHECK(head.head.find("\r\nContent-Type: text/plain; version=0.0.4") != std::string::npos);
+  CHECK(head.head.find("\r\nContent-Length: " + std::to_string(kBody.size())) != std::string::npos);
+  CHECK(head.body.empty());
 }
 
 TEST_CASE("a render that throws answers 500 with the reason") {

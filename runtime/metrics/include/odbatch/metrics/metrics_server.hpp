@@ -1,7 +1,8 @@
 #pragma once
-// A small HTTP server for Prometheus scrapes: answers GET /metrics with the text a callback
-// renders, on a thread of its own. Every connection gets one answer and is closed; a request must
-// arrive whole, within a size limit, before a deadline, so a slow or silent client cannot hold it.
+// A small HTTP server for Prometheus scrapes: answers GET /metrics (and HEAD, headers only) with
+// the text a callback renders, on a thread of its own. Every connection gets one answer and is
+// closed; a request must arrive whole, within a size limit, before a deadline, so a slow or silent
+// client cannot hold it.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
