@@ -133,11 +133,11 @@ std::string prometheus_text(const StatsSnapshot& s) {
              "Token slots of the batches emitted, padding included (packed: the real tokens).",
              s.padded_tokens);
   out.single("labels_total", "counter", "Supervised targets in the batches emitted.", s.labels);
-  out.single("padding_efficiency", "gauge", "Real tokens over token slots so far.",
+  out.single("padding_efficiency_ratio", "gauge", "Real tokens over token slots so far, 0 to 1.",
              s.padding_efficiency());
   out.single("trainer_wait_seconds_total", "counter", "Time next_batch() has waited for a batch.",
              s.trainer_wait_seconds);
-  out.single("seconds_to_first_batch", "gauge",
+  out.single("first_batch_seconds", "gauge",
              "The first epoch's time from start_epoch to its first batch.",
              s.seconds_to_first_batch);
   out.single("running_seconds", "gauge", "Wall time since the pipeline's first start_epoch.",

@@ -65,15 +65,15 @@ odbatch_padded_tokens_total 400
 # HELP odbatch_labels_total Supervised targets in the batches emitted.
 # TYPE odbatch_labels_total counter
 odbatch_labels_total 120
-# HELP odbatch_padding_efficiency Real tokens over token slots so far.
-# TYPE odbatch_padding_efficiency gauge
-odbatch_padding_efficiency 0.75
+# HELP odbatch_padding_efficiency_ratio Real tokens over token slots so far, 0 to 1.
+# TYPE odbatch_padding_efficiency_ratio gauge
+odbatch_padding_efficiency_ratio 0.75
 # HELP odbatch_trainer_wait_seconds_total Time next_batch() has waited for a batch.
 # TYPE odbatch_trainer_wait_seconds_total counter
 odbatch_trainer_wait_seconds_total 1.25
-# HELP odbatch_seconds_to_first_batch The first epoch's time from start_epoch to its first batch.
-# TYPE odbatch_seconds_to_first_batch gauge
-odbatch_seconds_to_first_batch 0.5
+# HELP odbatch_first_batch_seconds The first epoch's time from start_epoch to its first batch.
+# TYPE odbatch_first_batch_seconds gauge
+odbatch_first_batch_seconds 0.5
 # HELP odbatch_running_seconds Wall time since the pipeline's first start_epoch.
 # TYPE odbatch_running_seconds gauge
 odbatch_running_seconds 10
@@ -162,6 +162,6 @@ TEST_CASE("a snapshot without rejections still declares the rejection counter") 
   const std::string text = prometheus_text(StatsSnapshot{});
   CHECK(text.find("# TYPE odbatch_samples_rejected_total counter\n# HELP odbatch_batches_total") !=
         std::string::npos);
-  CHECK(text.find("odbatch_padding_efficiency 1\n") != std::string::npos);
+  CHECK(text.find("odbatch_padding_efficiency_ratio 1\n") != std::string::npos);
   CHECK(text.find("odbatch_round_latency_seconds_bucket{le=\"+Inf\"} 0\n") != std::string::npos);
 }
