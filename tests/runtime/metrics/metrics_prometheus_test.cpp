@@ -1,7 +1,12 @@
 // The Prometheus text of a known snapshot, line by line: HELP and TYPE of every family, counters
-// ending in _total, labels escaped, numbers without exponents, a cumulative latency histogram.
+// ending in _total, labels escaped, numbers without exponents, a cumulative latency histogram;
+// and Prometheus's own linter, promtool (taken from Debian's package by a CTest fixture), agrees.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "odbatch/metrics/metrics_prometheus.hpp"
@@ -36,7 +41,34 @@ StatsSnapshot known_snapshot() {
   return s;
 }
 
+// What `promtool check metrics` says of a text (empty: no problems), and its exit status.
+std::pair<int, std::string> promtool_check(const std::string& text, const std::string& name) {
+  const std::filesystem::path dir = ODBATCH_PROMTOOL_DIR;
+  const auto input = dir / (name + ".prom");
+  const auto report = dir / (name + ".report");
+  std::ofstream(input, std::ios::binary) << text;
+  const std::string command = (dir / "promtool").string() + " check metrics < " + input.string() +
+                              " > " + report.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ostringstream said;
+  said << std::ifstream(report).rdbuf();
+  return {status, said.str()};
+}
+
 }  // namespace
+
+TEST_CASE("promtool finds no problem in the text of a known snapshot or of an empty one") {
+  const auto [known_status, known_report] =
+      promtool_check(prometheus_text(known_snapshot()), "known");
+  INFO(known_report);
+  CHECK(known_status == 0);
+  CHECK(known_report.empty());
+  const auto [empty_status, empty_report] =
+      promtool_check(prometheus_text(StatsSnapshot{}), "empty");
+  INFO(empty_report);
+  CHECK(empty_status == 0);
+  CHECK(empty_report.empty());
+}
 
 TEST_CASE("the Prometheus text of a known snapshot") {
   const std::string expected =
