@@ -1,7 +1,15 @@
 #include "odbatch/metrics/metrics_prometheus.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
 
 namespace odbatch {
 namespace {
@@ -113,7 +121,52 @@ void round_latency(Exposition& out, const LatencySnapshot& latency) {
              latency.max_seconds);
 }
 
+// A /proc file whole; an error names it.
+std::string read_proc(const char* path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error(std::string("cannot read ") + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 }  // namespace
+
+std::string process_prometheus_text() {
+  // /proc/self/stat: the fields after the command's closing parenthesis, from field 3 (state).
+  const std::string stat = read_proc("/proc/self/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  const std::vector<std::string> field{std::istream_iterator<std::string>(fields), {}};
+  if (field.size() < 22) throw std::runtime_error("/proc/self/stat: fewer fields than expected");
+  const auto at = [&](std::size_t number) { return std::stod(field[number - 3]); };
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  // Boot time, in seconds since the Unix epoch: /proc/stat's btime line.
+  const std::string proc_stat = read_proc("/proc/stat");
+  const auto btime = proc_stat.find("\nbtime ");
+  if (btime == std::string::npos) throw std::runtime_error("/proc/stat: no btime line");
+  const double boot_seconds = std::stod(proc_stat.substr(btime + 7));
+  std::uint64_t open_fds = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+    ++open_fds;
+
+  std::string text;
+  const auto metric = [&](std::string_view name, std::string_view type, std::string_view help,
+                          const std::string& value) {
+    text.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+    text.append(name).append(" ").append(type).append("\n");
+    text.append(name).append(" ").append(value).append("\n");
+  };
+  metric("process_cpu_seconds_total", "counter", "User and system CPU time the process has spent.",
+         number((at(14) + at(15)) / ticks));
+  metric("process_resident_memory_bytes", "gauge", "Resident memory of the process.",
+         number(static_cast<std::uint64_t>(at(24) * page)));
+  metric("process_start_time_seconds", "gauge",
+         "Start time of the process since the Unix epoch, in seconds.",
+         number(boot_seconds + at(22) / ticks));
+  metric("process_open_fds", "gauge", "File descriptors the process holds open.", number(open_fds));
+  return text;
+}
 
 std::string prometheus_text(const StatsSnapshot& s) {
   Exposition out;

@@ -48,7 +48,8 @@ http::response<http::string_body> answer(const http::request<http::string_body>&
     response.body() = "only GET and HEAD\n";
   } else {
     try {
-      response.body() = state.render();
+      // The pipeline's metrics, then the serving process's own.
+      response.body() = state.render() + process_prometheus_text();
       response.result(http::status::ok);
       response.set(http::field::content_type, beast::string_view(kPrometheusContentType.data(),
                                                                  kPrometheusContentType.size()));

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -196,4 +197,23 @@ TEST_CASE("a snapshot without rejections still declares the rejection counter") 
         std::string::npos);
   CHECK(text.find("odbatch_padding_efficiency_ratio 1\n") != std::string::npos);
   CHECK(text.find("odbatch_round_latency_seconds_bucket{le=\"+Inf\"} 0\n") != std::string::npos);
+}
+
+TEST_CASE("the process's standard metrics read from /proc pass promtool and are plausible") {
+  const std::string text = process_prometheus_text();
+  const auto value = [&](const std::string& name) {
+    const auto at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  CHECK(value("process_cpu_seconds_total") >= 0);
+  CHECK(value("process_resident_memory_bytes") > 1024 * 1024);
+  CHECK(value("process_open_fds") >= 3);
+  // Started after 2020 and not in the future.
+  CHECK(value("process_start_time_seconds") > 1.5e9);
+  CHECK(value("process_start_time_seconds") <= static_cast<double>(std::time(nullptr)) + 1);
+  const auto [status, report] = promtool_check(text, "process");
+  INFO(report);
+  CHECK(status == 0);
+  CHECK(report.empty());
 }

@@ -13,4 +13,9 @@ inline constexpr std::string_view kPrometheusContentType =
 
 std::string prometheus_text(const StatsSnapshot& stats);
 
+// The process's standard metrics, read from /proc/self: process_cpu_seconds_total,
+// process_resident_memory_bytes, process_start_time_seconds, process_open_fds. Throws
+// std::runtime_error naming the /proc file it could not read.
+std::string process_prometheus_text();
+
 }  // namespace odbatch

@@ -23,7 +23,8 @@ struct MetricsServerOptions {
 class MetricsServer {
  public:
   // Binds and listens, then serves on its own thread. `render` builds the body of each 200 answer
-  // on that thread. Throws std::runtime_error naming the address when it cannot listen there.
+  // on that thread; the process's standard metrics (process_prometheus_text) follow it. Throws
+  // std::runtime_error naming the address when it cannot listen there.
   MetricsServer(MetricsServerOptions options, std::function<std::string()> render);
   ~MetricsServer();  // closes every connection and joins the thread; never waits for a client
   MetricsServer(const MetricsServer&) = delete;
