@@ -170,6 +170,8 @@ std::string process_prometheus_text() {
 
 std::string prometheus_text(const StatsSnapshot& s) {
   Exposition out;
+  out.family("build_info", "gauge", "Always 1; its label names the odbatch version serving.");
+  out.sample("build_info", std::uint64_t{1}, "version", ODBATCH_VERSION);
   out.single("records_read_total", "counter",
              "Records the reader has read; each becomes a sample or a rejection.", s.records_read);
   out.single("samples_emitted_total", "counter", "Samples in the batches emitted.",

@@ -73,7 +73,10 @@ TEST_CASE("promtool finds no problem in the text of a known snapshot or of an em
 
 TEST_CASE("the Prometheus text of a known snapshot") {
   const std::string expected =
-      R"(# HELP odbatch_records_read_total Records the reader has read; each becomes a sample or a rejection.
+      R"(# HELP odbatch_build_info Always 1; its label names the odbatch version serving.
+# TYPE odbatch_build_info gauge
+odbatch_build_info{version=")" ODBATCH_VERSION R"("} 1
+# HELP odbatch_records_read_total Records the reader has read; each becomes a sample or a rejection.
 # TYPE odbatch_records_read_total counter
 odbatch_records_read_total 12
 # HELP odbatch_samples_emitted_total Samples in the batches emitted.
