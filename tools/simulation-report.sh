@@ -107,7 +107,7 @@ It builds `odbatch`, measures the bundled dataset's lengths with `odbatch stats`
 
 ## The commands
 
-`odbatch stats PIPELINE.toml | DATASET.jsonl [--trace T.csv] [--json S.json] [--bins N]` runs one
+`odbatch stats PIPELINE.toml | DATASET.jsonl [--trace T.csv] [--json S.json] [--bins N] [--plot H.svg]` runs one
 epoch of the pipeline's preprocessing on one rank (every sample its own step, so batching plays no
 part; samples over the token budget are counted, not rejected) and prints the post-pipeline
 lengths: tokens, supervised labels and vision patches, each with count, mean, CV, percentiles, a
@@ -115,7 +115,12 @@ token histogram, the rejections by reason, and for token budgets from 1024 to 32
 samples over the budget, the mean-length samples per group and the window that holds about 64
 such groups. A JSONL dataset needs `--tokenizer MODEL` (`--image-root`, default the file's
 directory); the pipeline's defaults apply otherwise (ChatML, Qwen2-VL image geometry, 2 tokenizer
-and 2 decoder workers). The trace is CSV with a header, one sample per line:
+and 2 decoder workers). `--plot FILE.svg|FILE.png` also draws the token lengths as a histogram
+with a log-scale x axis (log-spaced bins, `--bins` of them), the pipeline's token budget as a dashed
+vertical line labelled "token budget B" and its window (samples per round) in the title. gnuplot
+draws it (Debian's gnuplot-nox, run as a child process with a 30 s deadline); the format follows
+the extension, any other extension is refused with status 2, and a missing gnuplot is an error
+(status 1) naming the package. The trace is CSV with a header, one sample per line:
 
 ```
 id,tokens,labels,patches

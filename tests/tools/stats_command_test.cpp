@@ -2,6 +2,7 @@
 // has not built it): lengths of every sample, rejections, the trace file `simulate` reads back.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -105,4 +106,38 @@ TEST_CASE("stats refuses inputs it cannot run") {
   run = run_cli("stats " + shell_quoted(scratch().path("absent.toml")));
   CHECK(run.status == 2);
   CHECK_MESSAGE(run.err.find("absent.toml") != std::string::npos, run.err);
+}
+
+TEST_CASE("stats --plot draws the token-length histogram with gnuplot as SVG or PNG") {
+  if (!data_built()) return;
+  REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null") == 0,
+                  "gnuplot is not installed (tools/install-deps.sh installs gnuplot-nox)");
+  const auto svg = scratch().path("dirty-lengths.svg");
+  const auto drawn =
+      run_cli("stats " + shell_quoted(dirty_pipeline()) + " --plot " + shell_quoted(svg));
+  REQUIRE_MESSAGE(drawn.status == 0, drawn.out, drawn.err);
+  const auto text = read_file(svg);
+  CHECK(text.size() > 4000);
+  CHECK((text.rfind("<?xml", 0) == 0 || text.rfind("<svg", 0) == 0));
+  CHECK((text.find("<path") != std::string::npos || text.find("<polyline") != std::string::npos));
+  // The example pipeline's budget and the test's window of 32 are marked.
+  CHECK(text.find("token budget 4096") != std::string::npos);
+  CHECK(text.find("window 32 samples per round") != std::string::npos);
+
+  const auto png = scratch().path("dirty-lengths.png");
+  const auto drawn_png =
+      run_cli("stats " + shell_quoted(dirty_pipeline()) + " --plot " + shell_quoted(png));
+  REQUIRE_MESSAGE(drawn_png.status == 0, drawn_png.out, drawn_png.err);
+  const auto image = read_file(png);
+  CHECK(image.size() > 4000);
+  CHECK(image.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+}
+
+TEST_CASE("stats --plot refuses a file that is neither .svg nor .png") {
+  const auto pdf = scratch().path("lengths.pdf");
+  const auto refused =
+      run_cli("stats " + shell_quoted(dirty_pipeline()) + " --plot " + shell_quoted(pdf));
+  CHECK(refused.status == 2);
+  CHECK(refused.err.find("--plot writes .svg or .png") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(pdf));
 }

@@ -225,6 +225,7 @@ struct StatsArguments {
   std::string image_root;
   std::string trace;
   std::string json;
+  std::string plot;
   std::uint32_t bins = 20;
 
   odbatch::cli::StatsOptions options() const {
@@ -234,6 +235,7 @@ struct StatsArguments {
     if (!image_root.empty()) o.image_root = image_root;
     if (!trace.empty()) o.trace = trace;
     if (!json.empty()) o.json = json;
+    if (!plot.empty()) o.plot = plot;
     o.bins = bins;
     return o;
   }
@@ -254,6 +256,9 @@ CLI::App* add_stats_command(CLI::App& app, StatsArguments& arguments) {
   stats->add_option("--trace", arguments.trace,
                     "Write every sample's id,tokens,labels,patches (CSV) for `odbatch simulate`");
   stats->add_option("--json", arguments.json, "Write the report as JSON");
+  stats->add_option("--plot", arguments.plot,
+                    "Draw the token-length histogram (log scale, budget and window marked) to "
+                    "FILE.svg or FILE.png with gnuplot");
   stats->add_option("--bins", arguments.bins, "Histogram bins")->check(CLI::Range(1, 1000));
   return stats;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gnuplot_plot.hpp"
 #include "json_input.hpp"
 #include "json_output.hpp"
 #include "length_trace.hpp"
@@ -40,9 +41,11 @@ PipelineConfig dataset_config(const StatsOptions& options) {
 }
 
 PipelineConfig input_config(const StatsOptions& options) {
-  PipelineConfig c = options.input.extension() == ".toml"
-                         ? PipelineConfig::from_toml_file(options.input)
-                         : dataset_config(options);
+  return options.input.extension() == ".toml" ? PipelineConfig::from_toml_file(options.input)
+                                              : dataset_config(options);
+}
+
+PipelineConfig per_sample_config(PipelineConfig c) {
   // Every sample its own step: under a token budget of 1 each sample is an over-budget
   // singleton, so each batch carries exactly one sample's lengths. Samples over the real budget
   // are counted, not rejected, whatever the file says: the distribution shows what a budget has
@@ -133,12 +136,72 @@ void print_report(const Report& report, const LengthStatistics& tokens,
                 row["window_advice"].get<unsigned long long>());
 }
 
+// "low high count" lines of `bins` log-spaced bins from the shortest to the longest sample.
+std::string log_histogram_data(const std::vector<std::uint32_t>& lengths, std::uint32_t bins) {
+  const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+  const double low = std::max(1u, *shortest), high = std::max<double>(*longest + 1, low * 1.01);
+  const double ratio = std::pow(high / low, 1.0 / bins);
+  std::vector<std::uint64_t> counts(bins, 0);
+  for (const auto length : lengths) {
+    const auto bin =
+        static_cast<std::size_t>(std::log(std::max(1u, length) / low) / std::log(ratio));
+    ++counts[std::min<std::size_t>(bin, bins - 1)];
+  }
+  std::string data;
+  for (std::uint32_t i = 0; i < bins; ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "%.6g %.6g %llu\n", low * std::pow(ratio, i),
+                  low * std::pow(ratio, i + 1), static_cast<unsigned long long>(counts[i]));
+    data += line;
+  }
+  return data;
+}
+
+// A log-x histogram of the samples' token lengths with the pipeline's token budget as a vertical
+// line and its window in the title.
+void plot_token_lengths(const std::filesystem::path& output,
+                        const std::vector<std::uint32_t>& tokens, std::uint32_t bins,
+                        const BatchingConfig& batching) {
+  if (tokens.empty()) throw std::runtime_error("no samples to plot");
+  const auto longest = *std::max_element(tokens.begin(), tokens.end());
+  const auto shortest = *std::min_element(tokens.begin(), tokens.end());
+  const std::string budget = std::to_string(batching.token_budget);
+  const std::string script =
+      "set title " +
+      gnuplot_quoted("token lengths of " + std::to_string(tokens.size()) + " samples (window " +
+                     std::to_string(batching.window) + " samples per round)") +
+      " noenhanced\n"
+      "set logscale x 10\n"
+      "set xrange [" +
+      std::to_string(std::max(1.0, shortest / 1.5)) + ":" +
+      std::to_string(std::max(longest, batching.token_budget) * 1.5) +
+      "]\n"
+      "set yrange [0:*]\n"
+      "set xlabel 'tokens per sample (log scale)'\n"
+      "set ylabel 'samples'\n"
+      "set grid xtics ytics\n"
+      "set style fill solid 0.6 border lc rgb '#1f4e79'\n"
+      "set arrow from " +
+      budget + ", graph 0 to " + budget +
+      ", graph 1 nohead lw 2 dt 2 lc rgb '#c00000'\n"
+      "set label " +
+      gnuplot_quoted("token budget " + budget) + " at " + budget +
+      ", graph 0.95 right offset -0.5,0 tc rgb '#c00000' noenhanced\n"
+      "set key off\n"
+      "plot data using (sqrt($1*$2)):3:1:2:(0):3 with boxxyerror lc rgb '#4f81bd'\n";
+  draw_with_gnuplot(output, script, log_histogram_data(tokens, bins));
+}
+
 }  // namespace
 
 int run_stats_command(const StatsOptions& options) {
   std::optional<Pipeline> pipeline;
+  BatchingConfig batching;
   try {
-    pipeline.emplace(input_config(options), DistEnv::single());
+    if (options.plot) gnuplot_terminal(*options.plot);
+    PipelineConfig config = input_config(options);
+    batching = config.batching;
+    pipeline.emplace(per_sample_config(std::move(config)), DistEnv::single());
   } catch (const std::exception& e) {
     std::cerr << "odbatch stats: " << e.what() << '\n';
     return 2;
@@ -199,6 +262,16 @@ int run_stats_command(const StatsOptions& options) {
     return 2;
   }
   print_report(report, tokens, labels, patches);
+  if (options.plot) {
+    try {
+      plot_token_lengths(*options.plot, field(samples, &SampleCost::tokens), options.bins,
+                         batching);
+    } catch (const std::exception& e) {
+      std::cerr << "odbatch stats: --plot " << options.plot->string() << ": " << e.what() << '\n';
+      return 1;
+    }
+    std::printf("\nplot: %s\n", options.plot->string().c_str());
+  }
   return 0;
 }
 

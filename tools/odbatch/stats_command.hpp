@@ -2,7 +2,8 @@
 // `odbatch stats`: runs one epoch of a pipeline's preprocessing and reports the observed
 // post-pipeline lengths (tokens, supervised labels, vision patches): count, mean, CV, percentiles,
 // a histogram, and what share of samples various token budgets would leave over budget. Optionally
-// writes the lengths as a trace file (length_trace.hpp) for `odbatch simulate --trace`.
+// writes the lengths as a trace file (length_trace.hpp) for `odbatch simulate --trace`, and a
+// histogram chart drawn by gnuplot (--plot).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -17,6 +18,8 @@ struct StatsOptions {
   std::optional<std::filesystem::path> image_root;  // JSONL input; default: the file's directory
   std::optional<std::filesystem::path> trace;
   std::optional<std::filesystem::path> json;
+  // A .svg or .png chart of the token lengths (log-spaced bins, the budget and window marked).
+  std::optional<std::filesystem::path> plot;
   std::uint32_t bins = 20;
 };
 
