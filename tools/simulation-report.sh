@@ -133,8 +133,11 @@ id,tokens,labels,patches
 (with `--samples N`). Options: `--ranks` (all ranks) and `--nodes`, `--token-budget`,
 `--budget-mode padded|packed`, `--window`, `--warmup` (balanced) and `--reference-warmup`,
 `--model 2b|8b`, `--calibrate N1:T1,N2:T2`, `--batch-sizes 1,2,4,8`, `--bmt-buckets-per-octave`,
-`--seed`, `--json FILE`. It prints a table and exits with status 1 if any scheme lost or repeated
-a sample or let its ranks' step counts differ.
+`--seed`, `--json FILE`, `--plot FILE.svg|FILE.png`. It prints a table and exits with status 1
+if any scheme lost or repeated a sample or let its ranks' step counts differ. `--plot` draws (with
+gnuplot, as `stats --plot` does) one bar per scheme in two panels: above, samples per second over
+the first Standard batch size (the table's "x Std", what a scheme buys), below, its padding
+efficiency (why); the title names the workload, ranks, token budget, budget mode and window.
 
 ## What is compared
 

@@ -2,6 +2,8 @@
 // calibration, and every kind of bad input (status 2 with a message naming the problem).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -116,4 +118,39 @@ TEST_CASE("simulate refuses bad arguments") {
   check_input_error(run_cli("simulate"), "give --trace or --dist");
   CHECK(run_cli("simulate --trace a.csv --dist lognormal:mean=400").status == 2);
   CHECK(run_cli("simulate --dist lognormal:mean=400 --model 70b").status == 2);
+}
+
+TEST_CASE("simulate --plot draws each schedule's speedup and padding efficiency as SVG or PNG") {
+  REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null") == 0,
+                  "gnuplot is not installed (tools/install-deps.sh installs gnuplot-nox)");
+  const std::string workload =
+      "simulate --dist lognormal:mean=400,cv=0.8 --samples 2000 --ranks 4 --window 128 "
+      "--token-budget 4096 --batch-sizes 2,4 --name plotted --plot ";
+  const auto svg = scratch().path("schedules.svg");
+  const auto drawn = run_cli(workload + shell_quoted(svg));
+  REQUIRE_MESSAGE(drawn.status == 0, drawn.out, drawn.err);
+  const auto text = read_file(svg);
+  CHECK(text.size() > 4000);
+  CHECK((text.rfind("<?xml", 0) == 0 || text.rfind("<svg", 0) == 0));
+  CHECK((text.find("<path") != std::string::npos || text.find("<polyline") != std::string::npos));
+  // Every schedule is a labelled bar; speedups are over the first Standard batch size given.
+  for (const char* schedule : {"Standard bs=4", "GMT", "BMT", "ODB reference", "ODB balanced"})
+    CHECK_MESSAGE(text.find(schedule) != std::string::npos, schedule);
+  CHECK(text.find("samples/s over Standard bs=2") != std::string::npos);
+  CHECK(text.find("window 128") != std::string::npos);
+
+  const auto png = scratch().path("schedules.png");
+  const auto drawn_png = run_cli(workload + shell_quoted(png));
+  REQUIRE_MESSAGE(drawn_png.status == 0, drawn_png.out, drawn_png.err);
+  const auto image = read_file(png);
+  CHECK(image.size() > 4000);
+  CHECK(image.rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+}
+
+TEST_CASE("simulate --plot refuses a file that is neither .svg nor .png") {
+  const auto jpeg = scratch().path("schedules.jpg");
+  const auto refused = run_cli("simulate --dist lognormal:mean=400,cv=0.5 --samples 100 --plot " +
+                               shell_quoted(jpeg));
+  check_input_error(refused, "--plot writes .svg or .png");
+  CHECK_FALSE(std::filesystem::exists(jpeg));
 }

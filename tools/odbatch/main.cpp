@@ -321,6 +321,7 @@ struct SimulateArguments {
   std::uint32_t buckets_per_octave = 4;
   std::uint64_t seed = 1;
   std::string json;
+  std::string plot;
 
   odbatch::cli::SimulateOptions options() const {
     odbatch::cli::SimulateOptions o;
@@ -342,6 +343,7 @@ struct SimulateArguments {
     o.buckets_per_octave = buckets_per_octave;
     o.seed = seed;
     if (!json.empty()) o.json = json;
+    if (!plot.empty()) o.plot = plot;
     return o;
   }
 };
@@ -397,6 +399,9 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateArguments& arguments) {
       ->check(CLI::Range(1, 64));
   simulate->add_option("--seed", arguments.seed, "Seed of drawn lengths, sharding and shuffles");
   simulate->add_option("--json", arguments.json, "Write the report as JSON");
+  simulate->add_option("--plot", arguments.plot,
+                       "Draw each schedule's speedup over Standard and padding efficiency to "
+                       "FILE.svg or FILE.png with gnuplot");
   return simulate;
 }
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "gnuplot_plot.hpp"
 #include "json_input.hpp"
 #include "json_output.hpp"
 #include "length_trace.hpp"
@@ -271,12 +272,66 @@ void print_table(const Report& report, const ThroughputComparison& c) {
   }
 }
 
+// One line per schedule: "name" speedup padding_efficiency, names double-quoted for gnuplot.
+std::string schedule_data(const Report& results) {
+  std::string data;
+  for (const auto& r : results) {
+    std::string name = r["scheduler"].get<std::string>();
+    std::replace(name.begin(), name.end(), '"', '\'');
+    char numbers[64];
+    std::snprintf(numbers, sizeof numbers, " %.6g %.6g\n", r["speedup_over_standard"].get<double>(),
+                  r["padding_efficiency"].get<double>());
+    data += "\"" + name + "\"" + numbers;
+  }
+  return data;
+}
+
+// Two panels over the same schedules: samples per second relative to Standard's (what a
+// schedule buys) above, padding efficiency (why) below.
+void plot_schedules(const std::filesystem::path& output, const Report& report) {
+  const auto& s = report["setting"];
+  // Speedups are over the first Standard schedule's samples per second.
+  std::string baseline = "Standard";
+  for (const auto& r : report["results"])
+    if (r.contains("batch_size")) {
+      baseline = r["scheduler"].get<std::string>();
+      break;
+    }
+  const std::string title = "SIMULATED: " + report["workload"]["name"].get<std::string>() + ", " +
+                            std::to_string(s["world"].get<unsigned>()) + " ranks, token budget " +
+                            std::to_string(s["token_budget"].get<unsigned>()) + " (" +
+                            s["budget_mode"].get<std::string>() + "), window " +
+                            std::to_string(s["window"].get<unsigned>());
+  const std::string script = "set multiplot layout 2,1 title " + gnuplot_quoted(title) +
+                             " noenhanced\n"
+                             "set style fill solid 0.7 border lc rgb '#1f4e79'\n"
+                             "set boxwidth 0.6\n"
+                             "set key off\n"
+                             "set grid ytics\n"
+                             "set xtics noenhanced font ',9'\n"
+                             "set offsets 0, 0, graph 0.15, 0\n"
+                             "set xrange [-0.6:*]\n"
+                             "set yrange [0:*]\n"
+                             "set ylabel " +
+                             gnuplot_quoted("samples/s over " + baseline) +
+                             " noenhanced\n"
+                             "plot data using 0:2:xtic(1) with boxes lc rgb '#4f81bd', "
+                             "'' using 0:2:(sprintf('%.2f', $2)) with labels offset 0,0.7\n"
+                             "set yrange [0:1.15]\n"
+                             "set ylabel 'padding efficiency'\n"
+                             "plot data using 0:3:xtic(1) with boxes lc rgb '#9bbb59', "
+                             "'' using 0:3:(sprintf('%.3f', $3)) with labels offset 0,0.7\n"
+                             "unset multiplot\n";
+  draw_with_gnuplot(output, script, schedule_data(report["results"]));
+}
+
 }  // namespace
 
 int run_simulate_command(const SimulateOptions& options) {
   Workload workload;
   ThroughputSetup setup;
   try {
+    if (options.plot) gnuplot_terminal(*options.plot);
     workload = load_workload(options);
     setup = setup_of(options, workload.samples);
   } catch (const InputError& e) {
@@ -329,6 +384,16 @@ int run_simulate_command(const SimulateOptions& options) {
     }
   }
   print_table(report, comparison);
+  if (options.plot) {
+    try {
+      plot_schedules(*options.plot, report);
+    } catch (const std::exception& e) {
+      std::cerr << "odbatch simulate: --plot " << options.plot->string() << ": " << e.what()
+                << '\n';
+      return 1;
+    }
+    std::printf("plot: %s\n", options.plot->string().c_str());
+  }
   if (!all_ok) {
     std::printf(
         "ACCOUNTING FAILED: a schedule lost or repeated samples, or its ranks differ in "

@@ -2,7 +2,8 @@
 // `odbatch simulate`: compares, on the same shards of one epoch, fixed-batch Standard training,
 // the offline token-budget oracles GMT and BMT, and online dynamic batching under the `reference`
 // and `balanced` policies, timed by the step cost model (docs/simulation.md). Every number it
-// prints is simulated. Prints a table and optionally writes the whole report as JSON.
+// prints is simulated. Prints a table and optionally writes the whole report as JSON and a chart
+// drawn by gnuplot (--plot).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -35,6 +36,8 @@ struct SimulateOptions {
   std::uint32_t buckets_per_octave = 4;                // BMT's
   std::uint64_t seed = 1;
   std::optional<std::filesystem::path> json;
+  // A .svg or .png chart: each schedule's speedup over Standard and its padding efficiency.
+  std::optional<std::filesystem::path> plot;
 };
 
 // Returns the exit status: 0 every schedule emitted every sample once with equal steps on every
