@@ -28,30 +28,14 @@ import zlib
 import numpy
 from PIL import Image
 
-PATCH_SIZE = 14
-MERGE_SIZE = 2
-FACTOR = PATCH_SIZE * MERGE_SIZE
+from qwen2vl_geometry import FACTOR, smart_resize
+
 # (min_pixels, max_pixels): no limits (the whole image), Qwen2-VL's defaults, a small cap.
 GEOMETRIES = [(FACTOR * FACTOR, 1 << 30), (56 * 56, 28 * 28 * 1280), (4 * 28 * 28, 64 * 28 * 28)]
 PHOTOS = 24
 LONGEST_SIDE = 512
 ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
          (0, 1, 1, 2)]  # (x0, y0, dx, dy) of each pass
-
-
-def smart_resize(height, width, min_pixels, max_pixels):
-    """Qwen2-VL's image processor's smart_resize."""
-    h_bar = max(FACTOR, round(height / FACTOR) * FACTOR)
-    w_bar = max(FACTOR, round(width / FACTOR) * FACTOR)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(FACTOR, math.floor(height / beta / FACTOR) * FACTOR)
-        w_bar = max(FACTOR, math.floor(width / beta / FACTOR) * FACTOR)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / FACTOR) * FACTOR
-        w_bar = math.ceil(width * beta / FACTOR) * FACTOR
-    return h_bar, w_bar
 
 
 def chunk(kind, data):

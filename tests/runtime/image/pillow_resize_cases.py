@@ -22,29 +22,12 @@ import zlib
 
 from PIL import Image
 
-PATCH_SIZE = 14
-MERGE_SIZE = 2
+from qwen2vl_geometry import smart_resize
+
 # (min_pixels, max_pixels): Qwen2-VL's defaults, a small cap that shrinks most images, and a
 # large minimum that enlarges them.
 GEOMETRIES = [(56 * 56, 28 * 28 * 1280), (4 * 28 * 28, 64 * 28 * 28), (256 * 28 * 28, 16384 * 28 * 28)]
 MAX_SOURCE_PIXELS = 1 << 20
-
-
-def smart_resize(height, width, min_pixels, max_pixels):
-    """Qwen2-VL's image processor's smart_resize: sides rounded to the merge factor, the pixel
-    count brought within [min_pixels, max_pixels] keeping the aspect ratio."""
-    factor = PATCH_SIZE * MERGE_SIZE
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
 
 
 def main():

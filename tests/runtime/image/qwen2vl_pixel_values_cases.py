@@ -29,8 +29,8 @@ import zlib
 import numpy as np
 from PIL import Image
 
-PATCH_SIZE = 14
-MERGE_SIZE = 2
+from qwen2vl_geometry import MERGE_SIZE, PATCH_SIZE, smart_resize
+
 TEMPORAL_PATCH_SIZE = 2
 RESCALE_FACTOR = 1 / 255
 IMAGE_MEAN = [0.48145466, 0.4578275, 0.40821073]  # OpenAI CLIP's, as Qwen2-VL's preprocessor
@@ -39,21 +39,6 @@ SMALL_GEOMETRY = (56 * 56, 16 * 28 * 28)
 DEFAULT_GEOMETRY = (56 * 56, 28 * 28 * 1280)
 EXTRA_GREY = 3
 MAX_SOURCE_PIXELS = 1 << 20
-
-
-def smart_resize(height, width, min_pixels, max_pixels):
-    factor = PATCH_SIZE * MERGE_SIZE
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
 
 
 def rescale(image, scale):
