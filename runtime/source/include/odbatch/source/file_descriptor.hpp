@@ -32,6 +32,8 @@ class FileDescriptor {
 
   // The file's size when it was opened.
   std::uint64_t size_when_opened() const { return size_when_opened_; }
+  // Its modification time then, in nanoseconds since the epoch.
+  std::int64_t modified_ns_when_opened() const { return modified_ns_when_opened_; }
 
   // Reads up to `size` bytes at the current position (0 at end of file), retrying interrupted
   // reads; throws DatasetError on failure.
@@ -49,6 +51,7 @@ class FileDescriptor {
   int fd_ = -1;
   std::string path_;
   std::uint64_t size_when_opened_ = 0;
+  std::int64_t modified_ns_when_opened_ = 0;
 };
 
 }  // namespace odbatch
