@@ -26,7 +26,7 @@
 
 #include "bench_report.hpp"
 #include "odbatch/source/conversation_parser.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader.hpp"
 
 namespace odbatch::bench {
@@ -101,7 +101,7 @@ SmallRound measure_small(const std::filesystem::path& file, std::uint64_t seed) 
   SmallRound round;
   auto start = Clock::now();
   const std::vector<std::string> paths = {file.string()};
-  auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(paths));
+  auto index = std::make_shared<const DatasetIndex>(DatasetIndex::build(paths));
   round.index_s = seconds_since(start);
   round.records = index->record_count();
   std::vector<SampleId> order(round.records);
@@ -151,7 +151,7 @@ BigIndexing index_in_child(const std::filesystem::path& file) {
     const auto start = Clock::now();
     try {
       const std::vector<std::string> paths = {file.string()};
-      result.records = JsonlIndex::build(paths).record_count();
+      result.records = DatasetIndex::build(paths).record_count();
     } catch (const std::exception& e) {
       std::cerr << e.what() << '\n';
       _exit(1);
@@ -258,16 +258,16 @@ int run(const Options& options) {
     const auto lines = dataset_lines();
     write_both(lines, copies, big_jsonl, big_json);
   }
-  const auto jsonl_indexing = index_in_child(big_jsonl);
+  const auto dataset_indexing = index_in_child(big_jsonl);
   const auto json_indexing = index_in_child(big_json);
-  if (jsonl_indexing.records != json_indexing.records)
+  if (dataset_indexing.records != json_indexing.records)
     throw std::runtime_error("the big files' record counts differ");
   report["multi_gb"] = {
       {"copies_of_the_dataset", copies},
-      {"jsonl", big_report(jsonl_indexing, std::filesystem::file_size(big_jsonl))},
+      {"jsonl", big_report(dataset_indexing, std::filesystem::file_size(big_jsonl))},
       {"json_array", big_report(json_indexing, std::filesystem::file_size(big_json))},
       {"json_array_vs_jsonl_records_per_s",
-       rounded(jsonl_indexing.seconds / json_indexing.seconds, 3)},
+       rounded(dataset_indexing.seconds / json_indexing.seconds, 3)},
       {"json_array_peak_rss_vs_file",
        rounded(static_cast<double>(json_indexing.peak_rss_kib) * 1024.0 /
                    static_cast<double>(std::filesystem::file_size(big_json)),

@@ -28,7 +28,7 @@
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
 #include "odbatch/source/conversation_parser.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 
@@ -385,7 +385,7 @@ int run(const Options& options) {
   report["cores"] = std::thread::hardware_concurrency();
   report["load_average_at_start"] = rounded(load_average(), 2);
 
-  const auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(config.source.files));
+  const auto index = std::make_shared<const DatasetIndex>(DatasetIndex::build(config.source.files));
   const RecordReader records(index, config.source.reader);
   report["records"] = index->record_count();
   warm_file_cache(config, records);

@@ -23,8 +23,8 @@
 #include "odbatch/metrics/ledger_writer.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
 #include "odbatch/proto_msgs/actor_interfaces.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/epoch_shard.hpp"
-#include "odbatch/source/jsonl_index.hpp"
 #include "odbatch/source/record_reader.hpp"
 #include "odbatch/source/shard_sequence.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
@@ -43,7 +43,7 @@ using BatchQueue = BoundedQueue<QueuedBatch>;
 // Built once per pipeline; immutable afterwards and shared by every epoch.
 struct PipelineResources {
   PipelineConfig config;
-  std::shared_ptr<const JsonlIndex> index;
+  std::shared_ptr<const DatasetIndex> index;
   std::shared_ptr<const RecordReader> records;
   std::shared_ptr<const ChatTokenizer> tokenizer;
   // The batch-deciding settings: every rank's must match at each epoch's first round, and a

@@ -13,7 +13,7 @@
 #include "odbatch/metrics/metrics_json.hpp"
 #include "odbatch/metrics/metrics_prometheus.hpp"
 #include "odbatch/metrics/metrics_server.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "reader.hpp"
 #include "round_actors.hpp"
 #include "workers.hpp"
@@ -65,7 +65,7 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
                                                         const DistEnv& dist) {
   validate(config);
   auto resources = std::make_shared<PipelineResources>();
-  auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(config.source.files));
+  auto index = std::make_shared<const DatasetIndex>(DatasetIndex::build(config.source.files));
   resources->records = std::make_shared<const RecordReader>(index, config.source.reader);
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,

@@ -39,7 +39,7 @@ Outcome store_frames(Input input);
 Outcome store_session(Input input);
 inline constexpr std::string_view kStoreSessionToken = "fuzz-store-token";
 
-// A JSONL dataset file: JsonlIndex and RecordReader find exactly the records a line split finds,
+// A JSONL dataset file: DatasetIndex and RecordReader find exactly the records a line split finds,
 // at their lines, and parse_conversation turns each into a conversation or a rejection that
 // names the record, never an exception. Records longer than the limit below are rejected unread,
 // as RecordReader's max_record_bytes does in a pipeline; it is small, so that inputs reach it.

@@ -77,7 +77,8 @@ struct RealRun {
 RealRun make_real_run(const fs::path& source_dir) {
   RealRun run;
   run.config = PipelineConfig::from_toml_file(source_dir / "examples/pipeline.toml");
-  const auto index = std::make_shared<const JsonlIndex>(JsonlIndex::build(run.config.source.files));
+  const auto index =
+      std::make_shared<const DatasetIndex>(DatasetIndex::build(run.config.source.files));
   run.settings = checkpoint_settings(run.config, *index);
   run.records = index->record_count();
   const RecordReader reader(index, run.config.source.reader);

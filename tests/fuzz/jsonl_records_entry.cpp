@@ -1,5 +1,5 @@
 // A dataset file through the reader's stages: index, positioned reads, conversation parser. Input
-// whose first byte besides whitespace is '[' is a JSON array file (JsonlIndex tells the kinds
+// whose first byte besides whitespace is '[' is a JSON array file (DatasetIndex tells the kinds
 // apart by content), any other JSONL.
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "fuzz_entries.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/dataset_error.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader.hpp"
 
 namespace odbatch::fuzz {
@@ -55,7 +55,7 @@ struct ExpectedRecord {
   std::uint64_t line = 0;
 };
 
-// The records as JsonlIndex defines them, from a plain split: lines holding anything besides
+// The records as DatasetIndex defines them, from a plain split: lines holding anything besides
 // spaces, tabs, CR, VT and FF, without their "\n" or "\r\n".
 std::vector<ExpectedRecord> split_records(std::string_view bytes) {
   std::vector<ExpectedRecord> records;
@@ -73,8 +73,8 @@ std::vector<ExpectedRecord> split_records(std::string_view bytes) {
   return records;
 }
 
-// Whether JsonlIndex reads `bytes` as one JSON array: '[' first, after whitespace and a byte order
-// mark.
+// Whether DatasetIndex reads `bytes` as one JSON array: '[' first, after whitespace and a byte
+// order mark.
 bool is_json_array(std::string_view bytes) {
   if (bytes.starts_with("\xef\xbb\xbf")) bytes.remove_prefix(3);
   const auto first = bytes.find_first_not_of(" \t\r\n");
@@ -123,9 +123,9 @@ Outcome parse_read_record(const Record& record, const std::string& where) {
 // A JSON array file: indexing fails naming the file, or its elements are in order, apart, inside
 // the file, located by element and offset, and each parses or is rejected with that location.
 Outcome json_array_records(const std::string& path, std::string_view bytes) {
-  std::shared_ptr<const JsonlIndex> index;
+  std::shared_ptr<const DatasetIndex> index;
   try {
-    index = std::make_shared<const JsonlIndex>(JsonlIndex::build(std::vector{path}));
+    index = std::make_shared<const DatasetIndex>(DatasetIndex::build(std::vector{path}));
   } catch (const DatasetError& e) {
     expect(std::string_view(e.what()).starts_with(path), kTarget, "a dataset error names the file");
     return Outcome::rejected;
@@ -165,9 +165,9 @@ Outcome jsonl_records(Input input) {
   if (is_json_array(bytes)) return json_array_records(path, bytes);
   const auto expected = split_records(bytes);
 
-  std::shared_ptr<const JsonlIndex> index;
+  std::shared_ptr<const DatasetIndex> index;
   try {
-    index = std::make_shared<const JsonlIndex>(JsonlIndex::build(std::vector{path}));
+    index = std::make_shared<const DatasetIndex>(DatasetIndex::build(std::vector{path}));
   } catch (const DatasetError& e) {
     expect(expected.empty(), kTarget, "the index finds a file with records");
     expect(std::string_view(e.what()).find(path) != std::string_view::npos, kTarget,

@@ -24,8 +24,8 @@
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/epoch_shard.hpp"
-#include "odbatch/source/jsonl_index.hpp"
 
 namespace odbatch::cli {
 namespace {
@@ -278,9 +278,9 @@ class LedgerFileReader {
 
 ConfigDataset load_config_dataset(const std::filesystem::path& file) {
   const PipelineConfig config = PipelineConfig::from_toml_file(file);
-  const JsonlIndex index = [&] {
+  const DatasetIndex index = [&] {
     try {
-      return JsonlIndex::build(config.source.files);
+      return DatasetIndex::build(config.source.files);
     } catch (const DatasetError& e) {
       throw InputError(file.string() + ": source.files: " + e.what());
     }

@@ -40,7 +40,8 @@ std::string exact(const std::array<double, 3>& values) {
 
 }  // namespace
 
-std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const JsonlIndex& index) {
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
+                                            const DatasetIndex& index) {
   const auto& b = config.batching;
   const auto& t = config.tokenizer.options;
   const auto& images = config.images;

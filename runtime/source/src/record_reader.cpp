@@ -9,7 +9,7 @@ std::string Record::where() const {
   return describe_location(file, {0, offset, text.size(), line, element});
 }
 
-RecordReader::RecordReader(std::shared_ptr<const JsonlIndex> index, RecordReaderOptions options)
+RecordReader::RecordReader(std::shared_ptr<const DatasetIndex> index, RecordReaderOptions options)
     : index_(std::move(index)), options_(options) {
   files_.reserve(index_->files().size());
   for (const auto& file : index_->files()) {

@@ -42,8 +42,8 @@ TEST_CASE("the dirty dataset is indexed and classified as EXPECTED.json says") {
     return;
   }
   const auto expected = nlohmann::json::parse(std::ifstream(dir / "EXPECTED.json"));
-  const auto index = std::make_shared<const JsonlIndex>(
-      JsonlIndex::build(std::vector<std::string>{(dir / "dirty.jsonl").string()}));
+  const auto index = std::make_shared<const DatasetIndex>(
+      DatasetIndex::build(std::vector<std::string>{(dir / "dirty.jsonl").string()}));
   const RecordReader reader(index);
   REQUIRE(index->record_count() == expected.at("records").get<std::uint64_t>());
 

@@ -1,4 +1,4 @@
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -13,12 +13,12 @@
 namespace odbatch {
 namespace {
 
-JsonlIndex index_of(const std::vector<std::string>& paths) {
-  return JsonlIndex::build(paths);
+DatasetIndex index_of(const std::vector<std::string>& paths) {
+  return DatasetIndex::build(paths);
 }
 
 // The record's bytes as the index locates them in `content`.
-std::string located_text(const JsonlIndex& index, SampleId id, const std::string& content) {
+std::string located_text(const DatasetIndex& index, SampleId id, const std::string& content) {
   const auto location = index.locate(id);
   return content.substr(location.offset, location.length);
 }

@@ -16,8 +16,8 @@
 #include "odbatch/core/split_mix64.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/json_array_scanner.hpp"
-#include "odbatch/source/jsonl_index.hpp"
 #include "odbatch/source/record_reader.hpp"
 #include "source_test_files.hpp"
 
@@ -27,12 +27,12 @@ namespace {
 const std::filesystem::path kDataDir = ODBATCH_DATA_DIR;
 const std::filesystem::path kJsonArrayDir = ODBATCH_JSON_ARRAY_DIR;
 
-std::shared_ptr<const JsonlIndex> index_of(const std::vector<std::string>& paths) {
-  return std::make_shared<const JsonlIndex>(JsonlIndex::build(paths));
+std::shared_ptr<const DatasetIndex> index_of(const std::vector<std::string>& paths) {
+  return std::make_shared<const DatasetIndex>(DatasetIndex::build(paths));
 }
 
 // The elements' texts as the index locates them in `content`.
-std::vector<std::string> element_texts(const JsonlIndex& index, const std::string& content) {
+std::vector<std::string> element_texts(const DatasetIndex& index, const std::string& content) {
   std::vector<std::string> texts;
   for (SampleId id = 0; id < index.record_count(); ++id) {
     const auto location = index.locate(id);
@@ -56,7 +56,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> scan_in_pieces(std::string_
 
 std::string error_of(const std::vector<std::string>& paths) {
   try {
-    JsonlIndex::build(paths);
+    DatasetIndex::build(paths);
   } catch (const DatasetError& e) {
     return e.what();
   }

@@ -14,8 +14,8 @@
 namespace odbatch {
 namespace {
 
-std::shared_ptr<const JsonlIndex> shared_index(const std::vector<std::string>& paths) {
-  return std::make_shared<const JsonlIndex>(JsonlIndex::build(paths));
+std::shared_ptr<const DatasetIndex> shared_index(const std::vector<std::string>& paths) {
+  return std::make_shared<const DatasetIndex>(DatasetIndex::build(paths));
 }
 
 Record record_of(const RecordReader& reader, SampleId id) {

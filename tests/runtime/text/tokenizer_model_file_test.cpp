@@ -11,7 +11,7 @@
 
 #include "odbatch/config/checkpoint_settings.hpp"
 #include "odbatch/config/pipeline_config.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "source_test_files.hpp"
 #include "tokenizer_test_support.hpp"
@@ -63,7 +63,7 @@ TEST_CASE("the checkpoint's fingerprint of the model refuses a FIFO too") {
   const auto data = dir.path() / "data.jsonl";
   std::ofstream(data) << "{}\n";
   const std::string files[] = {data.string()};
-  const auto index = JsonlIndex::build(files);
+  const auto index = DatasetIndex::build(files);
   PipelineConfig config;
   config.tokenizer.model = dir.path() / "model.fifo";
   CHECK(fifo_error(dir, config.tokenizer.model, [&] { checkpoint_settings(config, index); }) ==

@@ -8,12 +8,13 @@
 
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/checkpoint.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 
 namespace odbatch {
 
 // Throws TokenizerModelError (a ConfigError naming tokenizer.model and the path) when the
 // tokenizer model is not a regular file or cannot be read.
-std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config, const JsonlIndex& index);
+std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
+                                            const DatasetIndex& index);
 
 }  // namespace odbatch

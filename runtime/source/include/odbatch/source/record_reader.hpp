@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "odbatch/core/sample.hpp"
-#include "odbatch/source/jsonl_index.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader_options.hpp"
 #include "odbatch/source/record_rejection.hpp"
 
@@ -35,7 +35,8 @@ class RecordReader {
  public:
   // Opens every file of `index` and checks each still has its indexed size. Holds one file
   // descriptor per dataset file. Throws DatasetError naming the file on failure.
-  explicit RecordReader(std::shared_ptr<const JsonlIndex> index, RecordReaderOptions options = {});
+  explicit RecordReader(std::shared_ptr<const DatasetIndex> index,
+                        RecordReaderOptions options = {});
   RecordReader(RecordReader&&) noexcept;
   RecordReader& operator=(RecordReader&&) noexcept;
   ~RecordReader();
@@ -44,10 +45,10 @@ class RecordReader {
   // the dataset, a failed read, or a file that shrank since it was indexed.
   std::variant<Record, RecordRejection> read(SampleId id) const;
 
-  const JsonlIndex& index() const { return *index_; }
+  const DatasetIndex& index() const { return *index_; }
 
  private:
-  std::shared_ptr<const JsonlIndex> index_;
+  std::shared_ptr<const DatasetIndex> index_;
   RecordReaderOptions options_;
   std::vector<FileDescriptor> files_;
 };

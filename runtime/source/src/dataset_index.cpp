@@ -1,0 +1,213 @@
+#include "odbatch/source/dataset_index.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <limits>
+
+#include "odbatch/core/stable_hash.hpp"
+#include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_paths.hpp"
+#include "odbatch/source/file_descriptor.hpp"
+#include "odbatch/source/json_array_scanner.hpp"
+
+namespace odbatch {
+namespace {
+
+constexpr std::size_t kScanBufferBytes = std::size_t{1} << 20;
+constexpr std::uint64_t kFingerprintDomain = 0x6a736f6e6c696478ULL;  // "jsonlidx"
+constexpr std::string_view kUtf8ByteOrderMark = "\xef\xbb\xbf";
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// The error of a dataset without records, naming its files (the first few of many).
+std::string no_records(const std::vector<DatasetFile>& files) {
+  constexpr std::size_t kNamed = 3;
+  std::string names;
+  for (std::size_t i = 0; i < files.size() && i < kNamed; ++i)
+    names += (i == 0 ? "'" : ", '") + files[i].path + "'";
+  if (files.size() > kNamed) names += " and " + std::to_string(files.size() - kNamed) + " more";
+  return (files.size() == 1 ? "dataset file " + names + " holds"
+                            : "dataset files " + names + " hold") +
+         " no records (no line besides whitespace, or an empty JSON array)";
+}
+
+// A file whose first byte besides whitespace, after a byte order mark, is '[' holds one JSON
+// array; any other, JSON Lines. Reads only up to that byte.
+DatasetFileFormat detect_format(const FileDescriptor& fd) {
+  constexpr std::size_t kProbeBytes = 4096;
+  char probe[kProbeBytes];
+  std::uint64_t offset = 0;
+  for (;;) {
+    const std::size_t got = fd.read_at(probe, kProbeBytes, offset);
+    if (got == 0) return DatasetFileFormat::json_lines;
+    std::string_view bytes(probe, got);
+    if (offset == 0 && bytes.starts_with(kUtf8ByteOrderMark)) {
+      bytes.remove_prefix(kUtf8ByteOrderMark.size());
+    }
+    const auto first = bytes.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos) {
+      return bytes[first] == '[' ? DatasetFileFormat::json_array : DatasetFileFormat::json_lines;
+    }
+    offset += got;
+  }
+}
+
+}  // namespace
+
+std::string describe_location(std::string_view path, const RecordLocation& location) {
+  if (location.element) {
+    return std::string(path) + "[" + std::to_string(*location.element) + "]@" +
+           std::to_string(location.offset);
+  }
+  return std::string(path) + ":" + std::to_string(location.line);
+}
+
+DatasetIndex DatasetIndex::build(std::span<const std::string> paths_or_patterns) {
+  DatasetIndex index;
+  std::vector<char> buffer(kScanBufferBytes);
+  for (auto& path : expand_dataset_paths(paths_or_patterns)) {
+    index.scan_file(std::move(path), buffer);
+  }
+  if (index.record_count() == 0) throw DatasetError(no_records(index.files_));
+  index.offsets_.shrink_to_fit();
+  index.lengths_.shrink_to_fit();
+  index.line_jumps_.shrink_to_fit();
+  return index;
+}
+
+void DatasetIndex::scan_file(std::string path, std::vector<char>& buffer) {
+  if (files_.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    throw DatasetError(path + ": too many dataset files");
+  }
+  const auto fd = FileDescriptor::open_regular_file(path);
+  const std::uint64_t expected_size = fd.size_when_opened();
+  DatasetFile file{std::move(path), 0, offsets_.size(), 0, detect_format(fd)};
+  const std::uint64_t scanned = file.format == DatasetFileFormat::json_array
+                                    ? scan_array(fd, buffer)
+                                    : scan_lines(fd, buffer);
+  if (scanned != expected_size) {
+    throw DatasetError(file.path + ": changed while being indexed (" +
+                       std::to_string(expected_size) + " bytes before, " + std::to_string(scanned) +
+                       " read)");
+  }
+  file.size_bytes = scanned;
+  file.record_count = offsets_.size() - file.first_record;
+  files_.push_back(std::move(file));
+}
+
+std::uint64_t DatasetIndex::scan_lines(const FileDescriptor& fd, std::vector<char>& buffer) {
+  // The line being scanned, which may span several buffer fills.
+  std::uint64_t line = 1;
+  std::uint64_t line_start = 0;
+  bool line_has_content = false;
+  char line_last_byte = '\0';
+  std::uint64_t previous_line = 0;
+  auto finish_line = [&](std::uint64_t line_end) {
+    if (line_has_content) {
+      if (line != previous_line + 1) line_jumps_.push_back({offsets_.size(), line});
+      previous_line = line;
+      offsets_.push_back(line_start);
+      lengths_.push_back(line_end - line_start - (line_last_byte == '\r' ? 1 : 0));
+    }
+    ++line;
+    line_start = line_end + 1;
+    line_has_content = false;
+    line_last_byte = '\0';
+  };
+
+  std::uint64_t buffer_offset = 0;  // file offset of buffer[0]
+  for (;;) {
+    const std::size_t filled = fd.read_some(buffer.data(), buffer.size());
+    if (filled == 0) break;
+    const char* cursor = buffer.data();
+    const char* const end = buffer.data() + filled;
+    while (cursor < end) {
+      const auto* newline = static_cast<const char*>(std::memchr(cursor, '\n', end - cursor));
+      const char* segment_end = newline != nullptr ? newline : end;
+      if (!line_has_content) {
+        line_has_content = std::find_if_not(cursor, segment_end, is_blank) != segment_end;
+      }
+      if (segment_end != cursor) line_last_byte = segment_end[-1];
+      if (newline == nullptr) break;
+      finish_line(buffer_offset + static_cast<std::uint64_t>(newline - buffer.data()));
+      cursor = newline + 1;
+    }
+    buffer_offset += filled;
+  }
+  if (line_start < buffer_offset) finish_line(buffer_offset);  // no trailing newline
+  return buffer_offset;
+}
+
+std::uint64_t DatasetIndex::scan_array(const FileDescriptor& fd, std::vector<char>& buffer) {
+  JsonArrayScanner scanner(fd.path(), [this](std::uint64_t offset, std::uint64_t length) {
+    offsets_.push_back(offset);
+    lengths_.push_back(length);
+  });
+  std::uint64_t buffer_offset = 0;  // file offset of buffer[0]
+  for (;;) {
+    const std::size_t filled = fd.read_some(buffer.data(), buffer.size());
+    if (filled == 0) break;
+    std::string_view bytes(buffer.data(), filled);
+    // detect_format saw the byte order mark; the scanner expects the array to come first.
+    const std::size_t skipped =
+        buffer_offset == 0 && bytes.starts_with(kUtf8ByteOrderMark) ? kUtf8ByteOrderMark.size() : 0;
+    scanner.feed(bytes.substr(skipped), buffer_offset + skipped);
+    buffer_offset += filled;
+  }
+  scanner.finish();
+  return buffer_offset;
+}
+
+std::uint32_t DatasetIndex::file_of(SampleId id) const {
+  // The last file starting at or before `id`; files without records start where the next does,
+  // so they are never chosen for a valid id.
+  const auto after = std::upper_bound(
+      files_.begin(), files_.end(), id,
+      [](SampleId value, const DatasetFile& file) { return value < file.first_record; });
+  return static_cast<std::uint32_t>(after - files_.begin() - 1);
+}
+
+std::uint64_t DatasetIndex::line_of(SampleId id, const DatasetFile& file) const {
+  const auto after =
+      std::upper_bound(line_jumps_.begin(), line_jumps_.end(), id,
+                       [](SampleId value, const LineJump& jump) { return value < jump.record; });
+  if (after == line_jumps_.begin() || std::prev(after)->record < file.first_record) {
+    return id - file.first_record + 1;
+  }
+  const auto& jump = *std::prev(after);
+  return jump.line + (id - jump.record);
+}
+
+RecordLocation DatasetIndex::locate(SampleId id) const {
+  if (id >= record_count()) {
+    throw DatasetError("sample id " + std::to_string(id) + " is outside the dataset of " +
+                       std::to_string(record_count()) + " records");
+  }
+  const std::uint32_t file = file_of(id);
+  if (files_[file].format == DatasetFileFormat::json_array) {
+    return {file, offsets_[id], lengths_[id], 0, id - files_[file].first_record};
+  }
+  return {file, offsets_[id], lengths_[id], line_of(id, files_[file]), std::nullopt};
+}
+
+std::string DatasetIndex::describe(SampleId id) const {
+  const auto location = locate(id);
+  return describe_location(files_[location.file].path, location);
+}
+
+std::uint64_t DatasetIndex::fingerprint() const {
+  StableHasher hasher(kFingerprintDomain);
+  hasher.add(files_.size());
+  for (const auto& file : files_) {
+    const auto slash = file.path.find_last_of('/');
+    hasher.add(slash == std::string::npos ? std::string_view(file.path)
+                                          : std::string_view(file.path).substr(slash + 1));
+    hasher.add(file.size_bytes).add(file.record_count);
+  }
+  return hasher.digest();
+}
+
+}  // namespace odbatch
