@@ -1,7 +1,7 @@
 #include "odbatch/source/open_byte_source.hpp"
 
-#include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/file_byte_source.hpp"
+#include "odbatch/source/http_byte_source.hpp"
 
 namespace odbatch {
 
@@ -10,8 +10,8 @@ bool is_url(std::string_view name) {
 }
 
 std::unique_ptr<ByteSource> open_byte_source(const std::string& path_or_url,
-                                             const RemoteSourceOptions&) {
-  if (is_url(path_or_url)) throw DatasetError(path_or_url + ": URLs cannot be read yet");
+                                             const RemoteSourceOptions& remote) {
+  if (is_url(path_or_url)) return std::make_unique<HttpByteSource>(path_or_url, remote);
   return std::make_unique<FileByteSource>(path_or_url);
 }
 

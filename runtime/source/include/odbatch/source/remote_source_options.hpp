@@ -8,11 +8,17 @@
 namespace odbatch {
 
 struct RemoteSourceOptions {
-  // Where fetched byte ranges and remote shards' indexes are kept; empty: no disk cache.
+  // Where fetched blocks (files named *.blk) and remote shards' indexes are kept, so that a later
+  // run finds them; empty: blocks are kept in memory only.
   std::filesystem::path cache_dir;
-  // Bytes the range cache may hold; least recently used ranges are evicted beyond it.
+  // Bytes the block cache may hold; least recently used blocks are evicted beyond it. 0: no
+  // cache, every read is a ranged GET of exactly its bytes.
   std::uint64_t cache_bytes = std::uint64_t{1} << 30;
-  // Deadline for one request, from connecting to the last byte.
+  // The unit of the cache: reads fetch whole aligned blocks of this size (the last one shorter).
+  std::uint64_t block_bytes = std::uint64_t{1} << 20;
+  // Deadline for one ranged request, from connecting to the last byte. A sequential pass (one
+  // long GET) is bounded instead by its pace: fewer than block_bytes received within any
+  // request_timeout is a stall, retried as a failure.
   std::chrono::milliseconds request_timeout{30'000};
   // Attempts per request, waiting backoff, 2 x backoff, ... between them.
   std::uint32_t attempts = 4;
