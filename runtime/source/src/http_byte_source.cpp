@@ -33,6 +33,50 @@ std::string cache_key(const std::string& url, const std::string& version) {
   return key;
 }
 
+// Cuts a sequential pass into the cache's aligned blocks, so that reads after it (a tar shard's
+// members, after the pass that indexed it) find them.
+class BlockCollector {
+ public:
+  BlockCollector(RemoteBlockCache* cache, const std::string& key, std::uint64_t block_bytes,
+                 std::uint64_t file_size, std::uint64_t offset)
+      : cache_(cache),
+        key_(key),
+        block_bytes_(block_bytes),
+        file_size_(file_size),
+        first_whole_block_start_((offset + block_bytes - 1) / block_bytes * block_bytes) {}
+
+  // Takes the pass's bytes at `position`, in order.
+  void take(std::string_view chunk, std::uint64_t position) {
+    if (cache_ == nullptr) return;
+    if (position < first_whole_block_start_) {
+      const auto skipped =
+          std::min<std::uint64_t>(chunk.size(), first_whole_block_start_ - position);
+      chunk.remove_prefix(static_cast<std::size_t>(skipped));
+      position += skipped;
+    }
+    while (!chunk.empty()) {
+      const std::uint64_t block = position / block_bytes_;
+      const std::uint64_t block_size = std::min(block_bytes_, file_size_ - block * block_bytes_);
+      const auto taken = std::min<std::uint64_t>(chunk.size(), block_size - assembled_.size());
+      assembled_.append(chunk.substr(0, static_cast<std::size_t>(taken)));
+      chunk.remove_prefix(static_cast<std::size_t>(taken));
+      position += taken;
+      if (assembled_.size() == block_size) {
+        cache_->insert(key_ + "-" + std::to_string(block), std::move(assembled_));
+        assembled_.clear();
+      }
+    }
+  }
+
+ private:
+  RemoteBlockCache* cache_;
+  const std::string& key_;
+  const std::uint64_t block_bytes_;
+  const std::uint64_t file_size_;
+  const std::uint64_t first_whole_block_start_;
+  std::string assembled_;
+};
+
 void check_options(const std::string& url, const RemoteSourceOptions& options) {
   const auto fail = [&](const std::string& why) {
     throw DatasetError(url + ": remote source options: " + why);
@@ -185,6 +229,7 @@ void HttpByteSource::read_sequentially(std::uint64_t offset,
   std::uint64_t position = offset;
   std::uint32_t failures_in_a_row = 0;
   std::uint64_t attempts = 0;
+  BlockCollector collector(cache_.get(), cache_key_, options_.block_bytes, size_, offset);
   while (position < size_) {
     HttpRequest request = range_request(position, size_ - position);
     // One long GET, bounded not as a whole but by its pace: a block per request timeout.
@@ -195,10 +240,14 @@ void HttpByteSource::read_sequentially(std::uint64_t offset,
     const std::uint64_t resumed_at = position;
     bool stopped = false;
     const HttpResponse response = perform_http_request(request, [&](std::string_view chunk) {
+      const std::uint64_t chunk_start = position;
       position += chunk.size();
-      if (consume(chunk)) return true;
-      stopped = true;
-      return false;
+      if (!consume(chunk)) {
+        stopped = true;
+        return false;
+      }
+      collector.take(chunk, chunk_start);
+      return true;
     });
     ++attempts;
     ++counters_.requests;

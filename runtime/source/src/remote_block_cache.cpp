@@ -196,6 +196,21 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
   }
 }
 
+void RemoteBlockCache::insert(const std::string& key, std::string bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    if (entries_.contains(key)) return;
+  }
+  auto data = std::make_shared<const std::string>(std::move(bytes));
+  if (!directory_.empty() && !store_on_disk(key, *data)) return;
+  std::lock_guard lock(mutex_);
+  // A reader may have fetched it meanwhile.
+  if (entries_.contains(key)) return;
+  adopt_locked(key, data->size());
+  if (directory_.empty()) entries_.at(key).data = std::move(data);
+  evict_locked();
+}
+
 std::uint64_t RemoteBlockCache::cached_bytes() const {
   std::lock_guard lock(mutex_);
   return cached_bytes_;

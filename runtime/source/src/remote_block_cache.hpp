@@ -32,6 +32,9 @@ class RemoteBlockCache {
   bool read(const std::string& key, std::uint64_t block_size, std::uint64_t offset,
             std::size_t length, char* out, const std::function<std::string()>& fetch);
 
+  // Keeps `bytes` as the block named `key` unless it is cached or being fetched already.
+  void insert(const std::string& key, std::string bytes);
+
   std::uint64_t cached_bytes() const;
 
  private:

@@ -152,6 +152,24 @@ TEST_CASE("http: a sequential pass is one GET equal to the file and stops when a
   CHECK(remote.counters().retries == 0);
 }
 
+TEST_CASE("http: the blocks a sequential pass went through are cached") {
+  ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
+  const std::string bytes = random_bytes(kFileSize, 11);
+  const std::string name = fixture.serve("pass.bin", bytes);
+  const HttpByteSource remote(fixture.nginx_url("files", name), small_blocks(100 * kBlock));
+  // From the middle of block 1: blocks 2 to the last (short) one are whole.
+  CHECK(read_all_sequentially(remote, kBlock + 100) == bytes.substr(kBlock + 100));
+  CHECK(remote.counters().cached_bytes == kFileSize - 2 * kBlock);
+  CHECK(read_range(remote, 2 * kBlock, kFileSize) == bytes.substr(2 * kBlock));
+  HttpTransferCounters counters = remote.counters();
+  CHECK(counters.requests == 2);
+  CHECK(counters.cache_hits == kBlocks - 2);
+  CHECK(counters.cache_misses == 0);
+  // Blocks 0 and 1 were not whole in the pass.
+  CHECK(read_range(remote, 0, 2 * kBlock) == bytes.substr(0, 2 * kBlock));
+  CHECK(remote.counters().cache_misses == 2);
+}
+
 TEST_CASE("http: a second read is served from the cache") {
   ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
   const std::string name = fixture.serve("hits.bin", random_bytes(kFileSize, 4));

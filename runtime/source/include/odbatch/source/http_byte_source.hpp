@@ -3,7 +3,8 @@
 // aligned blocks (in memory, or files under RemoteSourceOptions::cache_dir that later runs find),
 // on reused connections, with transient failures retried with backoff. The server must honour
 // byte ranges (206 Partial Content); the file must not change while it is read (its ETag or
-// Last-Modified is checked on every response).
+// Last-Modified is checked on every response). A sequential pass leaves the whole blocks it
+// passed in the cache.
 #include <atomic>
 #include <cstdint>
 #include <memory>
