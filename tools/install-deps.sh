@@ -17,6 +17,7 @@ packages=(
   iproute2
   python3-jinja2
   libpng-dev libwebp-dev
+  libarchive-dev
   libcurl4-openssl-dev nginx-light
 )
 

@@ -65,7 +65,8 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
                                                         const DistEnv& dist) {
   validate(config);
   auto resources = std::make_shared<PipelineResources>();
-  auto index = std::make_shared<const DatasetIndex>(DatasetIndex::build(config.source.files));
+  auto index = std::make_shared<const DatasetIndex>(
+      DatasetIndex::build(config.source.files, dataset_index_options(config.source)));
   resources->records = std::make_shared<const RecordReader>(index, config.source.reader);
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,

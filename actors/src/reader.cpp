@@ -3,10 +3,12 @@
 #include <chrono>
 #include <deque>
 #include <optional>
+#include <span>
 
 #include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/source/tar_sample.hpp"
 
 namespace odbatch::actors {
 
@@ -37,14 +39,35 @@ Rejection rejection_of(SampleId id, std::string reason, std::string detail) {
 // The parser rejects bad content rather than throwing; should anything escape it all the same,
 // it rejects this record too: a record's content must never end the epoch, which would abort
 // every rank.
-std::variant<Conversation, RecordRejection> parse_record(std::string_view text,
-                                                         const std::string& where) {
+std::variant<Conversation, RecordRejection> parse_record(
+    std::string_view text, const std::string& where, std::span<const std::string> default_images) {
   try {
-    return parse_conversation(text, where);
+    return parse_conversation(text, where, default_images);
   } catch (const std::exception& e) {
     return RecordRejection{RecordRejectReason::malformed_json,
                            where + ": cannot parse: " + e.what()};
   }
+}
+
+// The bytes of the tar sample's member that a record names as an image (tar_sample.hpp's
+// find_member). Copied: a record may name one member twice.
+ImageResult<std::vector<std::uint8_t>> member_image(const std::vector<TarMember>& members,
+                                                    const std::string& name,
+                                                    const ImageFileLimits& limits) {
+  const auto* member = find_member(members, name);
+  if (member == nullptr) {
+    std::string names;
+    for (const auto& m : members) names += (names.empty() ? "" : ", ") + m.path;
+    return ImageError{ImageErrorKind::missing_file,
+                      "image " + name + ": the sample has no such member (its other members: " +
+                          (names.empty() ? "none" : names) + ")"};
+  }
+  if (member->bytes.size() > limits.max_file_bytes) {
+    return ImageError{ImageErrorKind::pixel_bomb,
+                      member->path + ": " + std::to_string(member->bytes.size()) +
+                          " bytes, over the limit of " + std::to_string(limits.max_file_bytes)};
+  }
+  return member->bytes;
 }
 
 // Reads shard position `seq` into its work items, or the reason it cannot become a sample.
@@ -65,7 +88,14 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
   }
   const auto& r = std::get<Record>(record);
   const std::string where = r.where();
-  auto parsed = parse_record(r.text, where);
+  const bool tar_sample = !r.key.empty();
+  // A tar sample's image members are its images when its record names none.
+  std::vector<std::string> member_images;
+  if (tar_sample) {
+    for (const auto* member : implicit_images(r.members))
+      member_images.push_back(member->extension);
+  }
+  auto parsed = parse_record(r.text, where, member_images);
   if (auto* rejected = std::get_if<RecordRejection>(&parsed)) {
     start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
     return;
@@ -81,9 +111,16 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
       start.rejection = rejection_of(id, std::string(to_string(e.kind)),
                                      where + ": image " + path + ": " + e.message);
     };
-    auto bytes =
-        read_image_file(resources.config.source.image_root, path, image_config.file_limits);
-    if (!bytes) return fail(bytes.error());
+    auto bytes = tar_sample ? member_image(r.members, path, image_config.file_limits)
+                            : read_image_file(resources.config.source.image_root, path,
+                                              image_config.file_limits);
+    if (!bytes) {
+      if (tar_sample && bytes.error().kind == ImageErrorKind::missing_file) {
+        start.rejection = rejection_of(id, "missing_member", where + ": " + bytes.error().message);
+        return;
+      }
+      return fail(bytes.error());
+    }
     const auto header = s.header_reader.read_header(bytes.value());
     if (!header) return fail(header.error());
     const auto target =

@@ -106,6 +106,8 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.source.reader.max_record_bytes = 1 << 20; }},
       {"source.on_bad_record", "source.on_bad_record",
        [](C& c, const F&) { c.source.on_bad_record = BadRecordPolicy::fail; }},
+      {"source.conversation_member", "source.conversation_member",
+       [](C& c, const F&) { c.source.reader.conversation_member = "txt"; }},
       {"tokenizer.model", "tokenizer.model",
        [](C& c, const F& f) { c.tokenizer.model = f.other_model; }},
       {"tokenizer.template", "tokenizer.template",

@@ -280,7 +280,7 @@ ConfigDataset load_config_dataset(const std::filesystem::path& file) {
   const PipelineConfig config = PipelineConfig::from_toml_file(file);
   const DatasetIndex index = [&] {
     try {
-      return DatasetIndex::build(config.source.files);
+      return DatasetIndex::build(config.source.files, dataset_index_options(config.source));
     } catch (const DatasetError& e) {
       throw InputError(file.string() + ": source.files: " + e.what());
     }

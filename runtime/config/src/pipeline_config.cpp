@@ -25,6 +25,10 @@ bool is_ip_address(const std::string& text) {
 
 }  // namespace
 
+DatasetIndexOptions dataset_index_options(const SourceConfig& source) {
+  return DatasetIndexOptions{source.index_cache, {}};
+}
+
 std::string_view to_string(BadRecordPolicy policy) {
   return policy == BadRecordPolicy::skip ? "skip" : "fail";
 }
@@ -45,6 +49,10 @@ void validate(const PipelineConfig& c) {
   if (c.source.files.empty()) throw ConfigError("source.files", "names no file");
   if (c.source.reader.max_record_bytes == 0)
     throw ConfigError("source.max_record_bytes", "must be at least 1");
+  if (c.source.reader.conversation_member.empty() ||
+      c.source.reader.conversation_member.find('/') != std::string::npos)
+    throw ConfigError("source.conversation_member",
+                      "must be a member extension such as \"json\" (no '/')");
   if (c.tokenizer.model.empty()) throw ConfigError("tokenizer.model", "names no model file");
   if (c.tokenizer.workers == 0) throw ConfigError("tokenizer.workers", "must be at least 1");
   if (c.images.workers == 0) throw ConfigError("images.workers", "must be at least 1");

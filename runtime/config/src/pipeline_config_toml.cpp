@@ -115,6 +115,14 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [base_dir](const toml::node& n, PipelineConfig& c) {
          c.source.image_root = resolved(base_dir, text(n));
        }},
+      {"index_cache",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.index_cache = resolved(base_dir, text(n));
+       }},
+      {"conversation_member",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.reader.conversation_member = text(n);
+       }},
       {"shuffle", [](const toml::node& n, PipelineConfig& c) { c.source.shuffle = boolean(n); }},
       {"split",
        [](const toml::node& n, PipelineConfig& c) {

@@ -16,6 +16,9 @@ constexpr std::array kRankLocalKeys{
     RankLocalKey{"source.image_root",
                  "a path that may differ between machines (another mount point); what the "
                  "records reference and how images are sized are compared"},
+    RankLocalKey{"source.index_cache",
+                 "a cache of tar shard indexes, each checked against its shard's size and "
+                 "modification time; the dataset's fingerprint is compared"},
     RankLocalKey{"tokenizer.workers", kTiming},
     RankLocalKey{"images.workers", kTiming},
     RankLocalKey{"pipeline.reader_capacity", kTiming},

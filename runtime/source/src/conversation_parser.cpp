@@ -359,7 +359,7 @@ json parse_within_limits(std::string_view record) {
   return json::parse(record.begin(), record.end(), check_limits);
 }
 
-Conversation parse_document(std::string_view record) {
+Conversation parse_document(std::string_view record, std::span<const std::string> default_images) {
   const json document = parse_within_limits(record);
   if (!document.is_object()) {
     reject(RecordRejectReason::not_an_object,
@@ -375,14 +375,17 @@ Conversation parse_document(std::string_view record) {
            "record: has neither `conversations` (ShareGPT) nor `messages` (OpenAI)");
   }
   Conversation conversation = sharegpt ? parse_sharegpt(document) : parse_openai(document);
+  if (conversation.images.empty()) {
+    conversation.images.assign(default_images.begin(), default_images.end());
+  }
   apply_shared_rules(conversation, sharegpt ? "conversations" : "messages");
   return conversation;
 }
 
 }  // namespace
 
-std::variant<Conversation, RecordRejection> parse_conversation(std::string_view record,
-                                                               std::string_view where) {
+std::variant<Conversation, RecordRejection> parse_conversation(
+    std::string_view record, std::string_view where, std::span<const std::string> default_images) {
   const auto rejection = [&](RecordRejectReason reason, const std::string& problem) {
     return RecordRejection{reason, std::string(where) + ": " + problem};
   };
@@ -394,7 +397,7 @@ std::variant<Conversation, RecordRejection> parse_conversation(std::string_view 
   // Whatever a record holds, it is rejected, never thrown: an exception here would end the
   // epoch (and, through the abort, every rank's) for one bad line.
   try {
-    return parse_document(record);
+    return parse_document(record, default_images);
   } catch (const Rejected& rejected) {
     return rejection(rejected.reason, rejected.problem);
   } catch (const OverJsonLimit& over) {

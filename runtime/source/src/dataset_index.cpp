@@ -6,15 +6,16 @@
 #include <limits>
 
 #include "odbatch/core/stable_hash.hpp"
+#include "odbatch/source/byte_source.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/dataset_paths.hpp"
-#include "odbatch/source/file_descriptor.hpp"
 #include "odbatch/source/json_array_scanner.hpp"
+#include "odbatch/source/open_byte_source.hpp"
+#include "odbatch/source/tar_index_cache.hpp"
 
 namespace odbatch {
 namespace {
 
-constexpr std::size_t kScanBufferBytes = std::size_t{1} << 20;
 constexpr std::uint64_t kFingerprintDomain = 0x6a736f6e6c696478ULL;  // "jsonlidx"
 constexpr std::string_view kUtf8ByteOrderMark = "\xef\xbb\xbf";
 
@@ -34,16 +35,23 @@ std::string no_records(const std::vector<DatasetFile>& files) {
          " no records (no line besides whitespace, or an empty JSON array)";
 }
 
-// A file whose first byte besides whitespace, after a byte order mark, is '[' holds one JSON
-// array; any other, JSON Lines. Reads only up to that byte.
-DatasetFileFormat detect_format(const FileDescriptor& fd) {
+// A file that starts with a tar header is a shard; one whose first byte besides whitespace, after
+// a byte order mark, is '[' holds one JSON array; any other, JSON Lines. Reads only up to that
+// byte. A gzip-compressed file is refused: its records cannot be read by offset.
+DatasetFileFormat detect_format(const ByteSource& source) {
   constexpr std::size_t kProbeBytes = 4096;
   char probe[kProbeBytes];
   std::uint64_t offset = 0;
   for (;;) {
-    const std::size_t got = fd.read_at(probe, kProbeBytes, offset);
+    const std::size_t got = source.read_at(probe, kProbeBytes, offset);
     if (got == 0) return DatasetFileFormat::json_lines;
     std::string_view bytes(probe, got);
+    if (offset == 0 && starts_like_tar(bytes)) return DatasetFileFormat::tar_shard;
+    if (offset == 0 && starts_like_gzip(bytes)) {
+      throw DatasetError(source.name() +
+                         ": is gzip-compressed; records cannot be read from it by offset "
+                         "(decompress it, e.g. shards as plain .tar)");
+    }
     if (offset == 0 && bytes.starts_with(kUtf8ByteOrderMark)) {
       bytes.remove_prefix(kUtf8ByteOrderMark.size());
     }
@@ -65,11 +73,11 @@ std::string describe_location(std::string_view path, const RecordLocation& locat
   return std::string(path) + ":" + std::to_string(location.line);
 }
 
-DatasetIndex DatasetIndex::build(std::span<const std::string> paths_or_patterns) {
+DatasetIndex DatasetIndex::build(std::span<const std::string> paths_or_patterns,
+                                 const DatasetIndexOptions& options) {
   DatasetIndex index;
-  std::vector<char> buffer(kScanBufferBytes);
   for (auto& path : expand_dataset_paths(paths_or_patterns)) {
-    index.scan_file(std::move(path), buffer);
+    index.scan_file(std::move(path), options);
   }
   if (index.record_count() == 0) throw DatasetError(no_records(index.files_));
   index.offsets_.shrink_to_fit();
@@ -78,16 +86,25 @@ DatasetIndex DatasetIndex::build(std::span<const std::string> paths_or_patterns)
   return index;
 }
 
-void DatasetIndex::scan_file(std::string path, std::vector<char>& buffer) {
+void DatasetIndex::scan_file(std::string path, const DatasetIndexOptions& options) {
   if (files_.size() >= std::numeric_limits<std::uint32_t>::max()) {
     throw DatasetError(path + ": too many dataset files");
   }
-  const auto fd = FileDescriptor::open_regular_file(path);
-  const std::uint64_t expected_size = fd.size_when_opened();
-  DatasetFile file{std::move(path), 0, offsets_.size(), 0, detect_format(fd)};
-  const std::uint64_t scanned = file.format == DatasetFileFormat::json_array
-                                    ? scan_array(fd, buffer)
-                                    : scan_lines(fd, buffer);
+  std::shared_ptr<const ByteSource> source = open_byte_source(path, options.remote);
+  const std::uint64_t expected_size = source->size();
+  DatasetFile file{std::move(path), 0, offsets_.size(), 0, detect_format(*source)};
+  std::uint64_t scanned = 0;
+  switch (file.format) {
+    case DatasetFileFormat::json_lines:
+      scanned = scan_lines(*source);
+      break;
+    case DatasetFileFormat::json_array:
+      scanned = scan_array(*source);
+      break;
+    case DatasetFileFormat::tar_shard:
+      scanned = scan_tar(*source, options, file);
+      break;
+  }
   if (scanned != expected_size) {
     throw DatasetError(file.path + ": changed while being indexed (" +
                        std::to_string(expected_size) + " bytes before, " + std::to_string(scanned) +
@@ -96,9 +113,32 @@ void DatasetIndex::scan_file(std::string path, std::vector<char>& buffer) {
   file.size_bytes = scanned;
   file.record_count = offsets_.size() - file.first_record;
   files_.push_back(std::move(file));
+  sources_.push_back(std::move(source));
 }
 
-std::uint64_t DatasetIndex::scan_lines(const FileDescriptor& fd, std::vector<char>& buffer) {
+std::uint64_t DatasetIndex::scan_tar(const ByteSource& source, const DatasetIndexOptions& options,
+                                     DatasetFile& file) {
+  const auto shard = cached_tar_shard_index(source, options.tar_index_cache);
+  const SampleId first = offsets_.size();
+  offsets_.insert(offsets_.end(), shard.offsets.begin(), shard.offsets.end());
+  lengths_.insert(lengths_.end(), shard.lengths.begin(), shard.lengths.end());
+  for (const auto& flaw : shard.flaws) {
+    flaws_.push_back({first + flaw.sample, RecordRejection{flaw.reason, flaw.message}});
+  }
+  file.ignored_members = shard.ignored_members;
+  // The walk skips data it does not need; the shard's size is what was indexed.
+  return source.size();
+}
+
+std::optional<RecordRejection> DatasetIndex::known_flaw(SampleId id) const {
+  const auto it =
+      std::lower_bound(flaws_.begin(), flaws_.end(), id,
+                       [](const Flaw& flaw, SampleId value) { return flaw.record < value; });
+  if (it == flaws_.end() || it->record != id) return std::nullopt;
+  return it->rejection;
+}
+
+std::uint64_t DatasetIndex::scan_lines(const ByteSource& source) {
   // The line being scanned, which may span several buffer fills.
   std::uint64_t line = 1;
   std::uint64_t line_start = 0;
@@ -118,12 +158,10 @@ std::uint64_t DatasetIndex::scan_lines(const FileDescriptor& fd, std::vector<cha
     line_last_byte = '\0';
   };
 
-  std::uint64_t buffer_offset = 0;  // file offset of buffer[0]
-  for (;;) {
-    const std::size_t filled = fd.read_some(buffer.data(), buffer.size());
-    if (filled == 0) break;
-    const char* cursor = buffer.data();
-    const char* const end = buffer.data() + filled;
+  std::uint64_t buffer_offset = 0;  // file offset of the chunk's first byte
+  source.read_sequentially(0, [&](std::string_view chunk) {
+    const char* cursor = chunk.data();
+    const char* const end = chunk.data() + chunk.size();
     while (cursor < end) {
       const auto* newline = static_cast<const char*>(std::memchr(cursor, '\n', end - cursor));
       const char* segment_end = newline != nullptr ? newline : end;
@@ -132,31 +170,30 @@ std::uint64_t DatasetIndex::scan_lines(const FileDescriptor& fd, std::vector<cha
       }
       if (segment_end != cursor) line_last_byte = segment_end[-1];
       if (newline == nullptr) break;
-      finish_line(buffer_offset + static_cast<std::uint64_t>(newline - buffer.data()));
+      finish_line(buffer_offset + static_cast<std::uint64_t>(newline - chunk.data()));
       cursor = newline + 1;
     }
-    buffer_offset += filled;
-  }
+    buffer_offset += chunk.size();
+    return true;
+  });
   if (line_start < buffer_offset) finish_line(buffer_offset);  // no trailing newline
   return buffer_offset;
 }
 
-std::uint64_t DatasetIndex::scan_array(const FileDescriptor& fd, std::vector<char>& buffer) {
-  JsonArrayScanner scanner(fd.path(), [this](std::uint64_t offset, std::uint64_t length) {
+std::uint64_t DatasetIndex::scan_array(const ByteSource& source) {
+  JsonArrayScanner scanner(source.name(), [this](std::uint64_t offset, std::uint64_t length) {
     offsets_.push_back(offset);
     lengths_.push_back(length);
   });
-  std::uint64_t buffer_offset = 0;  // file offset of buffer[0]
-  for (;;) {
-    const std::size_t filled = fd.read_some(buffer.data(), buffer.size());
-    if (filled == 0) break;
-    std::string_view bytes(buffer.data(), filled);
+  std::uint64_t buffer_offset = 0;  // file offset of the chunk's first byte
+  source.read_sequentially(0, [&](std::string_view bytes) {
     // detect_format saw the byte order mark; the scanner expects the array to come first.
     const std::size_t skipped =
         buffer_offset == 0 && bytes.starts_with(kUtf8ByteOrderMark) ? kUtf8ByteOrderMark.size() : 0;
     scanner.feed(bytes.substr(skipped), buffer_offset + skipped);
-    buffer_offset += filled;
-  }
+    buffer_offset += bytes.size();
+    return true;
+  });
   scanner.finish();
   return buffer_offset;
 }
@@ -187,7 +224,7 @@ RecordLocation DatasetIndex::locate(SampleId id) const {
                        std::to_string(record_count()) + " records");
   }
   const std::uint32_t file = file_of(id);
-  if (files_[file].format == DatasetFileFormat::json_array) {
+  if (files_[file].format != DatasetFileFormat::json_lines) {
     return {file, offsets_[id], lengths_[id], 0, id - files_[file].first_record};
   }
   return {file, offsets_[id], lengths_[id], line_of(id, files_[file]), std::nullopt};

@@ -10,7 +10,11 @@
 #include <string_view>
 #include <system_error>
 
+#include <fstream>
+
+#include "odbatch/source/brace_expansion.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/open_byte_source.hpp"
 
 namespace odbatch {
 namespace {
@@ -53,24 +57,65 @@ std::vector<std::string> glob_sorted(const std::string& entry) {
   return paths;
 }
 
+// The entries of a shard list file: one per line, blank lines and "#" comments skipped, relative
+// paths taken from the list's directory.
+std::vector<std::string> list_file_entries(const std::string& list) {
+  std::ifstream in(list);
+  if (!in) throw DatasetError("dataset list '" + list + "': cannot open: " + std::strerror(errno));
+  const auto directory = std::filesystem::path(list).parent_path();
+  std::vector<std::string> entries;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    std::string entry = line.substr(first, last - first + 1);
+    if (!is_url(entry) && std::filesystem::path(entry).is_relative()) {
+      entry = (directory / entry).string();
+    }
+    entries.push_back(std::move(entry));
+  }
+  if (entries.empty()) throw DatasetError("dataset list '" + list + "' names no file");
+  return entries;
+}
+
+// An entry's files: a URL as it is, a path or glob pattern by glob(3).
+std::vector<std::string> entry_files(const std::string& entry) {
+  if (is_url(entry)) return {entry};
+  return glob_sorted(entry);
+}
+
 }  // namespace
 
 std::vector<std::string> expand_dataset_paths(std::span<const std::string> paths_or_patterns) {
   if (paths_or_patterns.empty()) throw DatasetError("no dataset files given");
-  std::vector<std::string> paths;
-  std::map<std::filesystem::path, std::string> seen;  // canonical path -> first spelling
+  std::vector<std::string> entries;
   for (const auto& entry : paths_or_patterns) {
-    for (auto& path : glob_sorted(entry)) {
-      std::error_code error;
-      auto canonical = std::filesystem::weakly_canonical(path, error);
-      if (error) throw DatasetError("dataset file '" + path + "': " + error.message());
-      const auto [previous, inserted] = seen.emplace(std::move(canonical), path);
-      if (!inserted) {
-        throw DatasetError(
-            "dataset file '" + path + "' (from '" + entry + "') is listed twice" +
-            (previous->second == path ? "" : ", also as '" + previous->second + "'"));
+    if (entry.starts_with("@")) {
+      for (const auto& listed : list_file_entries(entry.substr(1))) entries.push_back(listed);
+    } else {
+      entries.push_back(entry);
+    }
+  }
+  std::vector<std::string> paths;
+  std::map<std::string, std::string> seen;  // canonical path or URL -> first spelling
+  for (const auto& entry : entries) {
+    for (const auto& expanded : expand_braces(entry)) {
+      for (auto& path : entry_files(expanded)) {
+        std::string identity = path;
+        if (!is_url(path)) {
+          std::error_code error;
+          identity = std::filesystem::weakly_canonical(path, error).string();
+          if (error) throw DatasetError("dataset file '" + path + "': " + error.message());
+        }
+        const auto [previous, inserted] = seen.emplace(std::move(identity), path);
+        if (!inserted) {
+          throw DatasetError(
+              "dataset file '" + path + "' (from '" + entry + "') is listed twice" +
+              (previous->second == path ? "" : ", also as '" + previous->second + "'"));
+        }
+        paths.push_back(std::move(path));
       }
-      paths.push_back(std::move(path));
     }
   }
   return paths;

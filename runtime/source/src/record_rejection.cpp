@@ -30,6 +30,14 @@ std::string_view to_string(RecordRejectReason reason) {
       return "placeholder_mismatch";
     case RecordRejectReason::bad_image_path:
       return "bad_image_path";
+    case RecordRejectReason::missing_member:
+      return "missing_member";
+    case RecordRejectReason::duplicate_member:
+      return "duplicate_member";
+    case RecordRejectReason::key_collision:
+      return "key_collision";
+    case RecordRejectReason::damaged_shard:
+      return "damaged_shard";
   }
   return "?";
 }

@@ -340,12 +340,12 @@ TEST_CASE("image paths must be relative, non-empty, and not URLs") {
 
 TEST_CASE("every rejection reason has its own name") {
   std::set<std::string_view> names;
-  for (int reason = 0; reason <= static_cast<int>(RecordRejectReason::bad_image_path); ++reason) {
+  for (int reason = 0; reason <= static_cast<int>(kLastRecordRejectReason); ++reason) {
     const auto name = to_string(static_cast<RecordRejectReason>(reason));
     CHECK(name != "?");
     names.insert(name);
   }
-  CHECK(names.size() == static_cast<std::size_t>(RecordRejectReason::bad_image_path) + 1);
+  CHECK(names.size() == static_cast<std::size_t>(kLastRecordRejectReason) + 1);
   CHECK(to_string(RecordRejectReason::placeholder_mismatch) == "placeholder_mismatch");
 }
 

@@ -16,6 +16,7 @@
 #include "odbatch/image/jpeg_decoder_limits.hpp"
 #include "odbatch/image/pixel_values_config.hpp"
 #include "odbatch/image/vision_geometry.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/epoch_shard.hpp"
 #include "odbatch/source/record_reader_options.hpp"
 #include "odbatch/text/tokenizer_options.hpp"
@@ -28,13 +29,19 @@ enum class BadRecordPolicy : std::uint8_t { skip, fail };
 std::string_view to_string(BadRecordPolicy policy);
 
 struct SourceConfig {
-  std::vector<std::string> files;  // JSONL files or glob patterns
+  // JSONL, JSON array or tar shard files, glob and brace patterns, URLs, "@list" files.
+  std::vector<std::string> files;
   std::filesystem::path image_root;
+  // Where tar shards' indexes are cached; empty: shards are indexed on every run.
+  std::filesystem::path index_cache;
   bool shuffle = true;
   ShardSplit split = ShardSplit::contiguous;
   RecordReaderOptions reader;
   BadRecordPolicy on_bad_record = BadRecordPolicy::skip;
 };
+
+// How the source's files are indexed: the tar index cache and remote-file options.
+DatasetIndexOptions dataset_index_options(const SourceConfig& source);
 
 struct TokenizerStageConfig {
   std::filesystem::path model;

@@ -25,6 +25,8 @@
 // input) and exactly one per image; image paths non-empty, relative to the dataset's image root
 // without leaving it through "..", and not URLs. Image files themselves are checked later, by the
 // decoder.
+#include <span>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -35,7 +37,10 @@ namespace odbatch {
 
 // Never throws for bad input: every problem comes back as a rejection whose message begins with
 // `where` (the record's location, e.g. "train.jsonl:12") and names the offending key.
-std::variant<Conversation, RecordRejection> parse_conversation(std::string_view record,
-                                                               std::string_view where);
+// `default_images` are the record's images when it names none itself: those its container holds
+// (a WebDataset sample's image members); the rules above then apply to them as to named ones.
+std::variant<Conversation, RecordRejection> parse_conversation(
+    std::string_view record, std::string_view where,
+    std::span<const std::string> default_images = {});
 
 }  // namespace odbatch

@@ -1,16 +1,20 @@
 #pragma once
 // Where every record of a dataset lies, from one streaming scan of its files.
 //
-// Two kinds of file, told apart by content, not by name (".json" files that hold JSON Lines are
-// common): a file whose first byte besides whitespace (after a UTF-8 byte order mark) is '[' is
-// one JSON array whose elements are the records (LLaVA-style instruction sets; see
-// JsonArrayScanner), any other file is JSON Lines. Both kinds may be mixed in one dataset.
+// Three kinds of file, told apart by content, not by name (".json" files that hold JSON Lines are
+// common): a file with the ustar magic of a tar header is a WebDataset shard whose samples are
+// the records (tar_shard_index.hpp); a file whose first byte besides whitespace (after a UTF-8
+// byte order mark) is '[' is one JSON array whose elements are the records (LLaVA-style
+// instruction sets; see JsonArrayScanner); any other file is JSON Lines. The kinds may be mixed
+// in one dataset, and each file may be local or an http(s):// URL (open_byte_source.hpp).
 // In JSON Lines a record is a line holding anything besides whitespace; its bytes exclude the line
 // terminator ("\n" or "\r\n"). A record's global sample id is its position in the concatenation of
 // all files' records in file order, so ids are stable across runs and machines for the same files.
-// Memory is 16 bytes per record, 16 per run of blank lines and a little per file: never
-// proportional to the dataset's bytes.
+// Memory is 16 bytes per record, 16 per run of blank lines, a message per flawed tar sample and a
+// little per file: never proportional to the dataset's bytes.
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,50 +22,70 @@
 #include <vector>
 
 #include "odbatch/core/sample.hpp"
+#include "odbatch/source/record_rejection.hpp"
+#include "odbatch/source/remote_source_options.hpp"
 
 namespace odbatch {
 
-class FileDescriptor;
+class ByteSource;
 
 enum class DatasetFileFormat : std::uint8_t {
   json_lines,  // one record per line
   json_array,  // one record per element of a top-level array
+  tar_shard,   // one record per WebDataset sample
 };
 
 struct DatasetFile {
-  std::string path;
+  std::string path;  // or URL
   std::uint64_t size_bytes = 0;
   SampleId first_record = 0;  // global id of the file's first record
   std::uint64_t record_count = 0;
   DatasetFileFormat format = DatasetFileFormat::json_lines;
+  std::uint64_t ignored_members = 0;  // of a tar shard: directories, links, names without a key
 };
 
 struct RecordLocation {
   std::uint32_t file = 0;  // index into DatasetIndex::files()
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
-  std::uint64_t line = 0;  // 1-based in JSON Lines; 0 in a JSON array, which has `element`
-  std::optional<std::uint64_t> element;  // 0-based index in a JSON array file
+  std::uint64_t line = 0;  // 1-based in JSON Lines; 0 in an array or shard, which has `element`
+  // 0-based index of the element in a JSON array file, or of the sample in a tar shard.
+  std::optional<std::uint64_t> element;
 
   friend bool operator==(const RecordLocation&, const RecordLocation&) = default;
 };
 
 // Where a record is, for messages and the ledger: "path:line" in a JSON Lines file, and
-// "path[element]@offset" in a JSON array file (`element` as Python's json.load(f)[element],
-// `offset` the byte where the element starts).
+// "path[element]@offset" in a JSON array file or tar shard (`element` as Python's
+// json.load(f)[element], or the sample's position in the shard; `offset` the byte where the
+// element or the sample's first header starts).
 std::string describe_location(std::string_view path, const RecordLocation& location);
+
+struct DatasetIndexOptions {
+  // Where tar shards' indexes are cached (tar_index_cache.hpp); empty: shards are indexed on
+  // every build.
+  std::filesystem::path tar_index_cache;
+  RemoteSourceOptions remote;
+};
 
 class DatasetIndex {
  public:
   // Expands `paths_or_patterns` (see expand_dataset_paths) and scans every file once with a
   // fixed-size buffer. Throws DatasetError naming the file for unreadable files, files that are
-  // not regular files (never waiting on a FIFO), files that change size while being scanned and
-  // JSON arrays whose elements cannot be told apart (see JsonArrayScanner), and naming the files
-  // when none of them holds a record.
-  static DatasetIndex build(std::span<const std::string> paths_or_patterns);
+  // not regular files (never waiting on a FIFO), files that change size while being scanned,
+  // compressed tar shards, and JSON arrays whose elements cannot be told apart (see
+  // JsonArrayScanner), and naming the files when none of them holds a record.
+  static DatasetIndex build(std::span<const std::string> paths_or_patterns,
+                            const DatasetIndexOptions& options = {});
 
   std::uint64_t record_count() const { return offsets_.size(); }
   std::span<const DatasetFile> files() const { return files_; }
+  // The open source of file `file` (< files().size()), which the record reader reads.
+  const ByteSource& source(std::uint32_t file) const { return *sources_[file]; }
+
+  // Why a record is rejected before it is read, when the index already knows (a flawed tar
+  // sample: tar_shard_index.hpp).
+  std::optional<RecordRejection> known_flaw(SampleId id) const;
 
   // Throws DatasetError for an id outside [0, record_count()).
   RecordLocation locate(SampleId id) const;
@@ -80,15 +104,23 @@ class DatasetIndex {
     SampleId record = 0;
     std::uint64_t line = 0;
   };
-  // Appends the records of one file, read through `buffer`.
-  void scan_file(std::string path, std::vector<char>& buffer);
-  // Append the records of a file of either format; return the bytes read.
-  std::uint64_t scan_lines(const FileDescriptor& fd, std::vector<char>& buffer);
-  std::uint64_t scan_array(const FileDescriptor& fd, std::vector<char>& buffer);
+  struct Flaw {
+    SampleId record = 0;
+    RecordRejection rejection;
+  };
+  // Appends the records of one file.
+  void scan_file(std::string path, const DatasetIndexOptions& options);
+  // Append the records of a file of each format; return the bytes read.
+  std::uint64_t scan_lines(const ByteSource& source);
+  std::uint64_t scan_array(const ByteSource& source);
+  std::uint64_t scan_tar(const ByteSource& source, const DatasetIndexOptions& options,
+                         DatasetFile& file);
   std::uint32_t file_of(SampleId id) const;
   std::uint64_t line_of(SampleId id, const DatasetFile& file) const;
 
   std::vector<DatasetFile> files_;
+  std::vector<std::shared_ptr<const ByteSource>> sources_;
+  std::vector<Flaw> flaws_;  // ascending by record
   std::vector<std::uint64_t> offsets_;
   std::vector<std::uint64_t> lengths_;
   std::vector<LineJump> line_jumps_;

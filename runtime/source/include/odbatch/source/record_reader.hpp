@@ -1,6 +1,6 @@
 #pragma once
-// Reads indexed records (JSON Lines lines, JSON array elements) by global sample id, with
-// positioned reads on files kept open.
+// Reads indexed records (JSON Lines lines, JSON array elements, tar shard samples) by global
+// sample id, with positioned reads on the index's open sources.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -13,20 +13,24 @@
 #include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader_options.hpp"
 #include "odbatch/source/record_rejection.hpp"
+#include "odbatch/source/tar_sample.hpp"
 
 namespace odbatch {
 
-class FileDescriptor;
-
 struct Record {
   SampleId id = 0;
-  std::string text;       // the line without its terminator, or the array element
+  // The line without its terminator, the array element, or a tar sample's conversation member.
+  std::string text;
   std::string_view file;  // the file's path as the index holds it
   std::uint64_t line = 0;
-  std::optional<std::uint64_t> element;  // in a JSON array file (then line is 0)
+  std::optional<std::uint64_t> element;  // in a JSON array file or tar shard (then line is 0)
   std::uint64_t offset = 0;              // of the record's first byte in the file
+  // A tar sample's key and its members besides the conversation (its images).
+  std::string key;
+  std::vector<TarMember> members;
 
-  // describe_location(): "path:line" or "path[element]@offset", for messages.
+  // For messages: "shard.tar:key" for a tar sample, else describe_location(): "path:line" or
+  // "path[element]@offset".
   std::string where() const;
 };
 
@@ -41,16 +45,20 @@ class RecordReader {
   RecordReader& operator=(RecordReader&&) noexcept;
   ~RecordReader();
 
-  // The record's bytes, or a record_too_long rejection. Throws DatasetError for an id outside
-  // the dataset, a failed read, or a file that shrank since it was indexed.
+  // The record's bytes, or why it is rejected before parsing: record_too_long, a flaw the index
+  // found (tar_shard_index.hpp), or a tar sample without its conversation member
+  // (missing_member) or damaged since it was indexed. Throws DatasetError for an id outside the
+  // dataset, a failed read, or a file that shrank since it was indexed.
   std::variant<Record, RecordRejection> read(SampleId id) const;
 
   const DatasetIndex& index() const { return *index_; }
 
  private:
+  // Splits a tar sample's bytes in `record.text` into its conversation and other members.
+  std::optional<RecordRejection> split_sample(Record& record) const;
+
   std::shared_ptr<const DatasetIndex> index_;
   RecordReaderOptions options_;
-  std::vector<FileDescriptor> files_;
 };
 
 }  // namespace odbatch

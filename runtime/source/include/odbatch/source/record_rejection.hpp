@@ -21,7 +21,14 @@ enum class RecordRejectReason : std::uint8_t {
   no_assistant_turn,     // no assistant message: nothing to supervise
   placeholder_mismatch,  // `<image>` placeholders do not match the images one to one
   bad_image_path,        // an image path that is empty, absolute, leaves the image root, or a URL
+  // Tar shards (WebDataset):
+  missing_member,    // a sample without its conversation member, or an image it names
+  duplicate_member,  // a sample with two members of the same extension
+  key_collision,     // a sample whose key an earlier sample of the shard already had
+  damaged_shard,     // a tar header that is not one, or a shard that ends inside a member
 };
+// The last reason, for code that lists them all.
+inline constexpr RecordRejectReason kLastRecordRejectReason = RecordRejectReason::damaged_shard;
 
 std::string_view to_string(RecordRejectReason reason);
 
