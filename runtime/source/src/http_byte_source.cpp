@@ -1,6 +1,7 @@
 #include "odbatch/source/http_byte_source.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -20,14 +21,16 @@ std::string attempts_text(std::uint64_t attempts) {
   return std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts");
 }
 
-// 128 bits of URL and version name a file's blocks in the cache: equal names, equal bytes.
-std::string cache_key(const std::string& url, const std::string& version) {
+// 128 bits of URL, version and block size name a file's blocks in the cache: equal names, equal
+// bytes.
+std::string cache_key(const std::string& url, const std::string& version,
+                      std::uint64_t block_bytes) {
   std::string key;
   for (std::uint64_t domain : {0x6f64626174636831ULL, 0x6f64626174636832ULL}) {
     char hex[17];
-    std::snprintf(
-        hex, sizeof hex, "%016llx",
-        static_cast<unsigned long long>(StableHasher(domain).add(url).add(version).digest()));
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(
+                      StableHasher(domain).add(url).add(version).add(block_bytes).digest()));
     key += hex;
   }
   return key;
@@ -130,7 +133,7 @@ HttpByteSource::HttpByteSource(std::string url, RemoteSourceOptions options)
     // Without a validator another version of the same size could be served from disk.
     cache_ = RemoteBlockCache::shared(
         validator_.empty() ? std::filesystem::path() : options_.cache_dir, options_.cache_bytes);
-    cache_key_ = cache_key(url_, version_);
+    cache_key_ = cache_key(url_, version_, options_.block_bytes);
   }
 }
 

@@ -90,13 +90,16 @@ void RemoteBlockCache::adopt_locked(const std::string& key, std::uint64_t bytes)
   cached_bytes_ += bytes;
 }
 
+void RemoteBlockCache::forget_locked(std::unordered_map<std::string, Entry>::iterator entry) {
+  cached_bytes_ -= entry->second.bytes;
+  recency_.erase(entry->second.recency);
+  entries_.erase(entry);
+}
+
 void RemoteBlockCache::evict_locked() {
   while (cached_bytes_ > capacity_bytes_ && !recency_.empty()) {
     const std::string key = recency_.back();
-    recency_.pop_back();
-    const auto it = entries_.find(key);
-    cached_bytes_ -= it->second.bytes;
-    entries_.erase(it);
+    forget_locked(entries_.find(key));
     if (!directory_.empty()) {
       std::error_code ignored;
       std::filesystem::remove(block_path(key), ignored);
@@ -138,6 +141,11 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
         it = entries_.find(key);
       }
     }
+    if (it != entries_.end() && it->second.ready && it->second.bytes != block_size) {
+      // A file of another size under this name (left by a crash, or edited): fetched again.
+      forget_locked(it);
+      it = entries_.end();
+    }
     if (it != entries_.end()) {
       Entry& entry = it->second;
       if (!entry.ready) {
@@ -159,11 +167,7 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
       // Gone: forget it and fetch it again.
       lock.lock();
       it = entries_.find(key);
-      if (it != entries_.end() && it->second.ready) {
-        cached_bytes_ -= it->second.bytes;
-        recency_.erase(it->second.recency);
-        entries_.erase(it);
-      }
+      if (it != entries_.end() && it->second.ready) forget_locked(it);
       continue;
     }
 

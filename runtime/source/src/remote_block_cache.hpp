@@ -49,6 +49,8 @@ class RemoteBlockCache {
 
   std::filesystem::path block_path(const std::string& key) const;
   void adopt_locked(const std::string& key, std::uint64_t bytes);
+  // Drops a ready entry from the count (not its file).
+  void forget_locked(std::unordered_map<std::string, Entry>::iterator entry);
   void evict_locked();
   // False when the block could not be written (a full disk): it is then served uncached.
   bool store_on_disk(const std::string& key, const std::string& bytes) const;

@@ -227,6 +227,14 @@ TEST_CASE("http: a warm disk cache serves a later source without requests") {
   CHECK(counters.requests == 1);  // opening only
   CHECK(counters.cache_hits == kBlocks);
   CHECK(counters.cache_misses == 0);
+
+  // Blocks of another size are other blocks.
+  RemoteSourceOptions halves = options;
+  halves.block_bytes = kBlock / 2;
+  const HttpByteSource other_blocks(fixture.nginx_url("files", name), halves);
+  CHECK(read_range(other_blocks, 0, kFileSize) == bytes);
+  CHECK(other_blocks.counters().cache_misses == 2 * kBlocks - 1);
+  CHECK(other_blocks.counters().cache_hits == 0);
 }
 
 TEST_CASE("http: a file changed on the server is never served from the old version's blocks") {
