@@ -57,6 +57,7 @@ class CurlHandlePool {
   }
   ~CurlHandlePool() {
     for (CURL* handle : idle_) curl_easy_cleanup(handle);
+    curl_global_cleanup();
   }
 
   std::mutex mutex_;
@@ -68,7 +69,12 @@ struct HandleLease {
   HandleLease() = default;
   HandleLease(const HandleLease&) = delete;
   HandleLease& operator=(const HandleLease&) = delete;
-  ~HandleLease() { CurlHandlePool::instance().release(handle); }
+  ~HandleLease() {
+    // Drops the options, which point into the finished request (its error buffer, its
+    // callbacks' state); the connections stay.
+    curl_easy_reset(handle);
+    CurlHandlePool::instance().release(handle);
+  }
 };
 
 using Clock = std::chrono::steady_clock;
@@ -280,8 +286,6 @@ void set_options(CURL* handle, const HttpRequest& request, const std::string& ra
 HttpResponse perform_http_request(const HttpRequest& request,
                                   const std::function<bool(std::string_view)>& consume) {
   HandleLease lease;
-  // Forget the previous request's options but keep its connections.
-  curl_easy_reset(lease.handle);
   Transfer transfer;
   transfer.handle = lease.handle;
   transfer.request = &request;

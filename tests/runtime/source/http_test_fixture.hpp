@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -28,6 +29,9 @@ class HttpFixture {
                    " (ctest starts them: tests/runtime/source/http_fixture.py)";
       return std::nullopt;
     }
+    // The servers are on loopback: a proxy configured for the machine must not be asked.
+    ::setenv("NO_PROXY", "127.0.0.1", 1);
+    ::setenv("no_proxy", "127.0.0.1", 1);
     HttpFixture fixture;
     fixture.files_ = state / "www" / "files";
     fixture.nginx_ = "http://127.0.0.1:" + slurp(state / "nginx.port");
