@@ -26,7 +26,7 @@ bool is_ip_address(const std::string& text) {
 }  // namespace
 
 DatasetIndexOptions dataset_index_options(const SourceConfig& source) {
-  return DatasetIndexOptions{source.index_cache, {}};
+  return DatasetIndexOptions{source.index_cache, source.remote};
 }
 
 std::string_view to_string(BadRecordPolicy policy) {

@@ -1,5 +1,6 @@
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -135,6 +136,33 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
       {"on_bad_record",
        [](const toml::node& n, PipelineConfig& c) {
          c.source.on_bad_record = name_of<BadRecordPolicy>(n, parse_bad_record, "skip, fail");
+       }},
+  };
+  // A table inside [source]: its keys are source.remote.*.
+  tables["source.remote"] = {
+      {"cache_dir",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.cache_dir = resolved(base_dir, text(n));
+       }},
+      {"cache_bytes",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.cache_bytes = integer(n, 0, std::uint64_t{1} << 50);
+       }},
+      {"block_bytes",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.block_bytes = integer(n, 4096, std::uint64_t{1} << 30);
+       }},
+      {"request_timeout_ms",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.request_timeout = std::chrono::milliseconds(integer(n, 1, 86'400'000));
+       }},
+      {"attempts",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.attempts = static_cast<std::uint32_t>(integer(n, 1, 100));
+       }},
+      {"backoff_ms",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.backoff = std::chrono::milliseconds(integer(n, 0, 600'000));
        }},
   };
   tables["tokenizer"] = {
@@ -324,10 +352,32 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
   // kept by a packed layout.
   if (config.batching.budget_mode == BudgetMode::packed) config.flow.layout = BatchLayout::packed;
   const auto tables = table_setters(base_dir);
+  // Sets the keys of `table` ([name]); a table inside it ([name.inner]) has setters of its own.
+  const std::function<void(const TableSetters&, const toml::table&, const std::string&)> apply =
+      [&](const TableSetters& setters, const toml::table& table, const std::string& name) {
+        for (const auto& [key, value] : table) {
+          const std::string full_key = name + "." + std::string(key.str());
+          if (const auto* inner = value.as_table()) {
+            const auto inner_setters = tables.find(full_key);
+            if (inner_setters == tables.end())
+              throw ConfigFileError(location(source, value.source()), full_key, "unknown table");
+            apply(inner_setters->second, *inner, full_key);
+            continue;
+          }
+          const auto setter = setters.find(key.str());
+          if (setter == setters.end())
+            throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
+          try {
+            setter->second(value, config);
+          } catch (const SettingError& e) {
+            throw ConfigFileError(location(source, value.source()), full_key, e.what());
+          }
+        }
+      };
   for (const auto& [name, node] : root) {
     if (name.str() == "batching") continue;
     const auto setters = tables.find(name.str());
-    if (setters == tables.end())
+    if (setters == tables.end() || name.str().find('.') != std::string_view::npos)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
                             "unknown table (expected source, tokenizer, images, batching, "
                             "pipeline, distributed or metrics)");
@@ -335,17 +385,7 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
     if (!table)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
                             "expected a table");
-    for (const auto& [key, value] : *table) {
-      const std::string full_key = std::string(name.str()) + "." + std::string(key.str());
-      const auto setter = setters->second.find(key.str());
-      if (setter == setters->second.end())
-        throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
-      try {
-        setter->second(value, config);
-      } catch (const SettingError& e) {
-        throw ConfigFileError(location(source, value.source()), full_key, e.what());
-      }
-    }
+    apply(setters->second, *table, std::string(name.str()));
   }
   // A template file means the model's Jinja template unless `template` says otherwise (which
   // validation then refuses, naming both keys).

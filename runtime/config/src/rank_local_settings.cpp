@@ -12,6 +12,10 @@ constexpr std::string_view kDeadline =
     "a deadline or liveness interval: it decides when a "
     "failure is declared, never what a batch holds";
 
+constexpr std::string_view kRemoteCache =
+    "how a remote file's bytes are cached (blocks named by the file's URL and version): what is "
+    "fetched, never what is read; the dataset's fingerprint is compared";
+
 constexpr std::array kRankLocalKeys{
     RankLocalKey{"source.image_root",
                  "a path that may differ between machines (another mount point); what the "
@@ -19,6 +23,12 @@ constexpr std::array kRankLocalKeys{
     RankLocalKey{"source.index_cache",
                  "a cache of tar shard indexes, each checked against its shard's size and "
                  "modification time; the dataset's fingerprint is compared"},
+    RankLocalKey{"source.remote.cache_dir", kRemoteCache},
+    RankLocalKey{"source.remote.cache_bytes", kRemoteCache},
+    RankLocalKey{"source.remote.block_bytes", kRemoteCache},
+    RankLocalKey{"source.remote.request_timeout_ms", kDeadline},
+    RankLocalKey{"source.remote.attempts", kDeadline},
+    RankLocalKey{"source.remote.backoff_ms", kDeadline},
     RankLocalKey{"tokenizer.workers", kTiming},
     RankLocalKey{"images.workers", kTiming},
     RankLocalKey{"pipeline.reader_capacity", kTiming},

@@ -19,6 +19,7 @@
 #include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/epoch_shard.hpp"
 #include "odbatch/source/record_reader_options.hpp"
+#include "odbatch/source/remote_source_options.hpp"
 #include "odbatch/text/tokenizer_options.hpp"
 
 namespace odbatch {
@@ -34,6 +35,8 @@ struct SourceConfig {
   std::filesystem::path image_root;
   // Where tar shards' indexes are cached; empty: shards are indexed on every run.
   std::filesystem::path index_cache;
+  // How files named by http(s):// URLs are read: block cache, timeouts, retries.
+  RemoteSourceOptions remote;
   bool shuffle = true;
   ShardSplit split = ShardSplit::contiguous;
   RecordReaderOptions reader;
