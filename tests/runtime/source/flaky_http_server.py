@@ -41,21 +41,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
         path = os.path.join(FILES, name)
         if not os.path.isfile(path):
             return self.send_plain(404)
-        with open(path, "rb") as f:
-            data = f.read()
         stat = os.stat(path)
-        first, last = 0, len(data) - 1
+        size = stat.st_size
+        first, last = 0, size - 1
         ranged = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
         if ranged:
             first = int(ranged.group(1))
-            last = min(int(ranged.group(2)), len(data) - 1) if ranged.group(2) else len(data) - 1
+            last = min(int(ranged.group(2)), size - 1) if ranged.group(2) else size - 1
         if mode == "fail" and count(token) <= failures:
             return self.send_plain(503)
-        body = data[first:last + 1]
+        with open(path, "rb") as f:
+            f.seek(first)
+            body = f.read(last + 1 - first)
         self.send_response(206 if ranged else 200)
         self.send_header("Content-Length", str(len(body)))
         if ranged:
-            self.send_header("Content-Range", f"bytes {first}-{last}/{len(data)}")
+            self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
         self.send_header("ETag", '"%x-%x"' % (int(stat.st_mtime), stat.st_size))
         self.send_header("Last-Modified", email.utils.formatdate(stat.st_mtime, usegmt=True))
         self.end_headers()

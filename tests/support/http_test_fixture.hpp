@@ -1,5 +1,6 @@
 #pragma once
-// The servers http_fixture.py starts for the remote source tests (a CTest fixture): where they
+// The servers tests/runtime/source/http_fixture.py starts for the tests of files over HTTP (the
+// CTest fixture odbatch_http_servers; ODBATCH_HTTP_FIXTURE_DIR names its folder): where they
 // listen and where the files they serve are written. Tests run without them skip with a message.
 #include <unistd.h>
 #include <chrono>
@@ -45,6 +46,14 @@ class HttpFixture {
     const std::string unique = std::to_string(::getpid()) + "-" + name;
     std::ofstream out(files_ / unique, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return unique;
+  }
+  // Serves the file at `target` as `name` (a symbolic link; unique per test process) and returns
+  // the name.
+  std::string serve_link(const std::string& name, const std::filesystem::path& target) const {
+    const std::string unique = std::to_string(::getpid()) + "-" + name;
+    std::filesystem::remove(files_ / unique);
+    std::filesystem::create_symlink(std::filesystem::absolute(target), files_ / unique);
     return unique;
   }
   std::filesystem::path local(const std::string& served_name) const { return files_ / served_name; }
