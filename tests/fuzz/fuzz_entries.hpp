@@ -46,6 +46,11 @@ inline constexpr std::string_view kStoreSessionToken = "fuzz-store-token";
 Outcome jsonl_records(Input input);
 inline constexpr std::uint64_t kJsonlRecordLimit = 4096;
 
+// A WebDataset tar shard: DatasetIndex finds disjoint samples inside the file, in order, and
+// RecordReader turns each into a record located by its key or a rejection located in the shard,
+// never an exception; parse_conversation's rejections name the sample.
+Outcome tar_shard(Input input);
+
 // A JPEG file under the pipeline's default limits and geometry: the header agrees with decode(),
 // which returns an image of the promised geometry or an ImageError, the same on a second decode.
 Outcome jpeg_image(Input input);

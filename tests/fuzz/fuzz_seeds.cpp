@@ -29,6 +29,7 @@
 #include "odbatch/store/store.hpp"
 #include "odbatch/store/store_wire.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
+#include "tar_builder.hpp"
 
 namespace odbatch::fuzz {
 namespace {
@@ -301,6 +302,39 @@ std::vector<Seed> store_seeds() {
     session.insert(session.end(), bytes.begin(), bytes.end());
   }
   seeds.push_back({"session", std::move(session)});
+  return seeds;
+}
+
+// Shards of the first ShareGPT records (KEY.json, and a small member for each image) in the
+// three tar formats, and damaged ones: truncated mid-member, a broken header checksum, a key
+// collision and a repeated member.
+std::vector<Seed> tar_seeds(const fs::path& source_dir) {
+  std::vector<test::TarEntry> entries;
+  std::size_t bytes = 0;
+  int key = 0;
+  for (const auto& line : lines_of(source_dir / "data/sft/sharegpt.jsonl")) {
+    if (line.size() > kJsonlRecordLimit) continue;
+    const std::string name = "s" + std::to_string(key++);
+    entries.push_back({name + ".json", line});
+    if (line.find("\"image") != std::string::npos) entries.push_back({name + ".jpg", "\xff\xd8"});
+    bytes += line.size();
+    if (bytes > 2 * kJsonlRecordLimit) break;
+  }
+  std::vector<Seed> seeds;
+  for (const auto& [name, format] :
+       {std::pair{"ustar", test::TarFormat::ustar}, std::pair{"pax", test::TarFormat::pax},
+        std::pair{"gnu", test::TarFormat::gnu}}) {
+    seeds.push_back({std::string(name) + ".tar", text_bytes(test::tar_bytes(entries, format))});
+  }
+  const auto whole = test::tar_bytes(entries);
+  seeds.push_back({"truncated.tar", text_bytes(whole.substr(0, whole.size() * 2 / 3))});
+  auto damaged = whole;
+  damaged[damaged.find("s1.json") + 148] ^= 0x11;  // the header's checksum field
+  seeds.push_back({"bad-checksum.tar", text_bytes(damaged)});
+  auto flawed = entries;
+  flawed.push_back(entries.front());
+  flawed.insert(flawed.begin() + 1, entries.front());
+  seeds.push_back({"collision-and-repeat.tar", text_bytes(test::tar_bytes(flawed))});
   return seeds;
 }
 
@@ -603,6 +637,7 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "checkpoint_file") return checkpoint_seeds(source_dir);
   if (target == "store_frames" || target == "store_session") return store_seeds();
   if (target == "jsonl_records") return jsonl_seeds(source_dir);
+  if (target == "tar_shard") return tar_seeds(source_dir);
   if (target == "jpeg_image") return jpeg_seeds(source_dir);
   if (target == "png_image") return png_seeds(source_dir);
   if (target == "webp_image") return webp_seeds(source_dir);

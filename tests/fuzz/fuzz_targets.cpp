@@ -5,12 +5,13 @@
 namespace odbatch::fuzz {
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 10> kTargets{{
+  static constexpr std::array<Target, 11> kTargets{{
       {"proposal_frame", proposal_frame},
       {"checkpoint_file", checkpoint_file},
       {"store_frames", store_frames},
       {"store_session", store_session},
       {"jsonl_records", jsonl_records},
+      {"tar_shard", tar_shard},
       {"jpeg_image", jpeg_image},
       {"png_image", png_image},
       {"webp_image", webp_image},
