@@ -102,6 +102,7 @@ HttpByteSource::HttpByteSource(std::string url, RemoteSourceOptions options)
   probe.last_byte = 0;
   probe.connect_timeout = options_.request_timeout;
   probe.total_timeout = options_.request_timeout;
+  probe.ca_file = options_.ca_file.string();
   HttpResponse opened;
   try {
     perform_with_retries(
@@ -182,6 +183,7 @@ HttpRequest HttpByteSource::range_request(std::uint64_t first, std::uint64_t cou
   request.total_size = size_;
   request.validator_header = validator_header_;
   request.validator = validator_;
+  request.ca_file = options_.ca_file.string();
   return request;
 }
 

@@ -272,6 +272,7 @@ void set_options(CURL* handle, const HttpRequest& request, const std::string& ra
   curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &transfer);
+  if (!request.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, request.ca_file.c_str());
   if (request.total_timeout.count() > 0) {
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
   }

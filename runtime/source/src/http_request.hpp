@@ -27,6 +27,8 @@ struct HttpRequest {
   // The header whose value the response must carry unchanged ("ETag", "Last-Modified"), if any.
   std::string validator_header;
   std::string validator;
+  // PEM certificates for HTTPS instead of the system's; empty: the system's.
+  std::string ca_file;
 };
 
 struct HttpResponse {

@@ -6,7 +6,8 @@
 
 Both serve STATE_DIR/www/files/, where the tests write their files. The ports are written to
 STATE_DIR/nginx.port and STATE_DIR/flaky.port; without nginx, STATE_DIR/skipped says why and the
-tests skip. nginx's locations:
+tests skip. With openssl, nginx also serves /files/ over HTTPS on the port in STATE_DIR/https.port,
+with a certificate for 127.0.0.1 made here (STATE_DIR/tls/cert.pem, its own CA). nginx's locations:
   /files/NAME      the file, with byte ranges          /no-ranges/NAME  the file, ranges ignored
   /error/...       HTTP 500                            /forbidden/...   HTTP 403
   /drop/...        connection closed, no response      /stall/...       no response for 60 s
@@ -44,7 +45,21 @@ def wait_for_port(port, seconds=10.0):
     return False
 
 
-def nginx_config(state, port):
+def make_certificate(state):
+    """A self-signed certificate for 127.0.0.1, or None without openssl."""
+    tls = state / "tls"
+    tls.mkdir(exist_ok=True)
+    if not shutil.which("openssl"):
+        return None
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "30",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(tls / "key.pem"), "-out", str(tls / "cert.pem")],
+                   check=True, capture_output=True)
+    return tls
+
+
+def nginx_config(state, port, tls, tls_port):
     nginx_dir = state / "nginx"
     files = state / "www" / "files"
     stall = ""
@@ -59,6 +74,14 @@ def nginx_config(state, port):
     user = "user root;" if os.geteuid() == 0 else ""
     temp = "\n".join(f"  {kind}_temp_path {nginx_dir}/{kind};"
                      for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    https = ""
+    if tls:
+        https = f"""  server {{
+    listen 127.0.0.1:{tls_port} ssl;
+    ssl_certificate {tls}/cert.pem;
+    ssl_certificate_key {tls}/key.pem;
+    location /files/ {{ alias {files}/; }}
+  }}"""
     return f"""{modules}
 {user}
 worker_processes 2;
@@ -90,6 +113,7 @@ http {{
     }}
     {stall}
   }}
+{https}
 }}
 """
 
@@ -119,7 +143,7 @@ def stop(state):
         if pid and pid_alive(pid, "flaky_http_server.py"):
             os.kill(pid, signal.SIGTERM)
         flaky_pid.unlink(missing_ok=True)
-    for name in ("nginx.port", "flaky.port"):
+    for name in ("nginx.port", "flaky.port", "https.port"):
         (state / name).unlink(missing_ok=True)
 
 
@@ -127,13 +151,16 @@ def start_nginx(state):
     nginx_dir = state / "nginx"
     nginx_dir.mkdir(parents=True, exist_ok=True)
     config = nginx_dir / "nginx.conf"
+    tls = make_certificate(state)
     for _ in range(5):  # another process may take the free port before nginx binds it
-        port = free_port()
-        config.write_text(nginx_config(state, port))
+        port, tls_port = free_port(), free_port()
+        config.write_text(nginx_config(state, port, tls, tls_port))
         result = subprocess.run([NGINX, "-p", str(nginx_dir), "-c", str(config),
                                  "-e", str(nginx_dir / "startup.log")],
                                 capture_output=True, text=True)
         if result.returncode == 0 and wait_for_port(port):
+            if tls:
+                (state / "https.port").write_text(str(tls_port))
             return port
         sys.stderr.write(result.stderr)
     raise SystemExit("http_fixture: nginx did not start (see " + str(nginx_dir) + ")")

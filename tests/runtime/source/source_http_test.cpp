@@ -292,6 +292,35 @@ TEST_CASE("http: open_byte_source opens URLs, and an empty file has no bytes") {
   CHECK(read_all_sequentially(nothing, 0).empty());
 }
 
+TEST_CASE("https: a server verified by the CA file given is read, an unknown one refused") {
+  ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
+  const std::string bytes = random_bytes(kFileSize, 12);
+  const std::string name = fixture.serve("tls.bin", bytes);
+  const std::string url = fixture.https_url(name);
+  if (url.empty()) {
+    MESSAGE("skipped: no HTTPS server (http_fixture.py needs openssl)");
+    return;
+  }
+  RemoteSourceOptions options = small_blocks(100 * kBlock);
+  options.ca_file = fixture.certificate();
+  const HttpByteSource remote(url, options);
+  CHECK(read_range(remote, 0, kFileSize) == bytes);
+  CHECK(read_all_sequentially(remote, 7) == bytes.substr(7));
+
+  // The system's CAs do not know the test's certificate: permanent, so one attempt.
+  const std::string refused = [&] {
+    try {
+      HttpByteSource(url, small_blocks(kBlock));
+    } catch (const DatasetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  }();
+  CAPTURE(refused);
+  CHECK(refused.starts_with(url + ": opening (bytes 0-0): "));
+  CHECK(refused.find("(curl 60) after 1 attempt") != std::string::npos);
+}
+
 TEST_CASE("http: a server that ignores byte ranges is refused, naming the URL") {
   ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
   const std::string name = fixture.serve("ranges.bin", random_bytes(1000, 10));

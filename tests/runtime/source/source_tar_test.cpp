@@ -237,28 +237,59 @@ TEST_CASE("a truncated shard keeps its whole samples and rejects the one it cuts
   CHECK(damaged.reason == RecordRejectReason::damaged_shard);
   CHECK(damaged.message.starts_with(cut + ":s2: damaged tar shard after byte "));
   CHECK(damaged.message.find("s2.json ends past the end of the shard") != std::string::npos);
+  CHECK(damaged.message.ends_with("; this sample and any after it in the shard are lost"));
 
-  const auto boundary = whole.find("s2.json") - 0;  // the header block holding the name
-  const auto clean = dir.write("clean.tar", whole.substr(0, boundary));
+  // The header block holding s2.json's name starts where s1 ends.
+  const auto clean = dir.write("clean.tar", whole.substr(0, whole.find("s2.json")));
   const auto clean_index = index_of({clean});
   CHECK(clean_index->record_count() == 2);
   CHECK(clean_index->known_flaw(1) == std::nullopt);
 }
 
-TEST_CASE("a damaged header rejects the sample it falls in and the rest of the shard") {
+TEST_CASE("a damaged header rejects the sample it falls in; reading resumes at the next header") {
   test::ScratchDirectory dir;
-  auto bytes = tar_bytes(three_samples());
-  const auto header = bytes.find("s1.png");  // its header block: break the checksum
-  bytes[header + 100] ^= 0x55;
+  auto entries = three_samples();
+  entries.push_back({"s3.json", record_json()});
+  entries.push_back({"s3.jpg", std::string(3000, 'j')});
+  auto bytes = tar_bytes(entries);
+  // Break the checksum of s1.png's header: s1 is lost, s2 and s3 are found again.
+  bytes[bytes.find("s1.png") + 100] ^= 0x55;
   const auto shard = dir.write("damaged.tar", bytes);
   const auto index = index_of({shard});
-  REQUIRE(index->record_count() == 2);
+  REQUIRE(index->record_count() == 4);
   const RecordReader reader(index);
   CHECK(record_of(reader, 0).key == "s0");
   const auto damaged = rejection_of(reader, 1);
   CHECK(damaged.reason == RecordRejectReason::damaged_shard);
   CHECK(damaged.message.starts_with(shard + ":s1: damaged tar shard after byte "));
   CHECK(damaged.message.find("Damaged tar archive") != std::string::npos);
+  const auto s2_header = bytes.find("s2.json") / 512 * 512;
+  CHECK(damaged.message.ends_with("; this sample is lost, the shard is read again from byte " +
+                                  std::to_string(s2_header)));
+  CHECK(index->locate(2).offset == s2_header);
+  CHECK(record_of(reader, 2).key == "s2");
+  CHECK(record_of(reader, 3).members.at(0).bytes.size() == 3000);
+
+  // A damaged first header of a sample: the sample before it may have had more members, so it is
+  // rejected too; the damaged sample's other members, without its record, are missing_member.
+  auto first = tar_bytes(entries);
+  first[first.find("s3.json") + 100] ^= 0x55;
+  const RecordReader first_reader(index_of({dir.write("first.tar", first)}));
+  CHECK(rejection_of(first_reader, 2).reason == RecordRejectReason::damaged_shard);
+  CHECK(rejection_of(first_reader, 3).reason == RecordRejectReason::missing_member);
+
+  // A damaged header in the middle of a sample: its members found again after it carry the
+  // sample's key, and are rejected as a collision rather than read as a sample without them.
+  auto three_members = entries;
+  three_members.insert(three_members.begin() + 4, {"s1.txt", "a caption"});
+  auto mid = tar_bytes(three_members);
+  mid[mid.find("s1.png") + 100] ^= 0x55;
+  const auto mid_index = index_of({dir.write("mid.tar", mid)});
+  REQUIRE(mid_index->record_count() == 5);
+  const RecordReader mid_reader(mid_index);
+  CHECK(rejection_of(mid_reader, 1).reason == RecordRejectReason::damaged_shard);
+  CHECK(rejection_of(mid_reader, 2).reason == RecordRejectReason::key_collision);
+  CHECK(record_of(mid_reader, 3).key == "s2");
 }
 
 TEST_CASE("compressed shards are refused, naming the file") {

@@ -23,6 +23,9 @@ struct RemoteSourceOptions {
   // Attempts per request, waiting backoff, 2 x backoff, ... between them.
   std::uint32_t attempts = 4;
   std::chrono::milliseconds backoff{200};
+  // PEM certificates that verify HTTPS servers instead of the system's (a private CA); empty:
+  // the system's (Debian's ca-certificates).
+  std::filesystem::path ca_file;
 };
 
 }  // namespace odbatch

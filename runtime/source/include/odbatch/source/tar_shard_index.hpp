@@ -8,10 +8,12 @@
 // that an earlier sample of the shard had (key_collision), a repeated extension within a sample
 // (duplicate_member) and damage (damaged_shard: a header that is not one, a member running past
 // the shard's end, a read error) are recorded as flaws of the sample they hit, and that sample
-// is rejected when read. Damage ends the walk: the sample being assembled is extended to the
-// shard's end and rejected with the problem and the byte offset; samples after the damage
-// cannot be found. Members that belong to no sample (directories, links, names without a key)
-// are counted and otherwise ignored, as webdataset ignores them.
+// is rejected when read. After damage the walk resumes at the next block that is a valid ustar
+// header (magic and checksum): the sample being assembled (it may have had more members), or
+// the bytes after the last sample, up to there is one rejected sample naming the problem and
+// the offsets; a shard cut short loses only the sample it cuts. Members that belong to no sample
+// (directories, links, names without a key) are counted and otherwise ignored, as webdataset
+// ignores them.
 #include <cstdint>
 #include <string>
 #include <string_view>
