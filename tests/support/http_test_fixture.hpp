@@ -37,6 +37,10 @@ class HttpFixture {
     fixture.files_ = state / "www" / "files";
     fixture.nginx_ = "http://127.0.0.1:" + slurp(state / "nginx.port");
     fixture.flaky_ = "http://127.0.0.1:" + slurp(state / "flaky.port");
+    if (std::filesystem::exists(state / "https.port")) {
+      fixture.https_ = "https://127.0.0.1:" + slurp(state / "https.port");
+      fixture.certificate_ = state / "tls" / "cert.pem";
+    }
     return fixture;
   }
 
@@ -62,6 +66,13 @@ class HttpFixture {
   std::string nginx_url(const std::string& location, const std::string& name) const {
     return nginx_ + "/" + location + "/" + name;
   }
+  // nginx's /files/ over HTTPS, with a certificate of its own (`certificate()` verifies it);
+  // empty without openssl.
+  std::string https_url(const std::string& name) const {
+    return https_.empty() ? std::string() : https_ + "/files/" + name;
+  }
+  const std::filesystem::path& certificate() const { return certificate_; }
+
   // flaky_http_server.py: `mode` fail or drop for the first `failures` requests.
   std::string flaky_url(const std::string& mode, int failures, const std::string& name) const {
     return flaky_ + "/" + mode + "/" + std::to_string(failures) + "/" + name + "/" + name;
@@ -80,6 +91,8 @@ class HttpFixture {
   std::filesystem::path files_;
   std::string nginx_;
   std::string flaky_;
+  std::string https_;
+  std::filesystem::path certificate_;
 };
 
 // Bytes from a fixed seed: the same file in every run.

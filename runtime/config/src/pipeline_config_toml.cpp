@@ -164,6 +164,10 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.source.remote.backoff = std::chrono::milliseconds(integer(n, 0, 600'000));
        }},
+      {"ca_file",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.remote.ca_file = resolved(base_dir, text(n));
+       }},
   };
   tables["tokenizer"] = {
       {"model", [base_dir](const toml::node& n,

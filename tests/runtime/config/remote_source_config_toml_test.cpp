@@ -46,6 +46,7 @@ block_bytes = 65536
 request_timeout_ms = 2500
 attempts = 7
 backoff_ms = 0
+ca_file = "/etc/private-ca.pem"
 )");
   CHECK(c.source.remote.cache_dir == "/base/remote-cache");
   CHECK(c.source.remote.cache_bytes == 0);
@@ -53,6 +54,7 @@ backoff_ms = 0
   CHECK(c.source.remote.request_timeout == std::chrono::milliseconds(2500));
   CHECK(c.source.remote.attempts == 7);
   CHECK(c.source.remote.backoff == std::chrono::milliseconds(0));
+  CHECK(c.source.remote.ca_file == "/etc/private-ca.pem");
   // The dataset index reads remote files with them.
   CHECK(dataset_index_options(c.source).remote.attempts == 7);
   CHECK(dataset_index_options(c.source).remote.cache_dir == "/base/remote-cache");
@@ -60,7 +62,8 @@ backoff_ms = 0
   const auto keys = pipeline_config_keys();
   for (const char* key :
        {"source.remote.cache_dir", "source.remote.cache_bytes", "source.remote.block_bytes",
-        "source.remote.request_timeout_ms", "source.remote.attempts", "source.remote.backoff_ms"}) {
+        "source.remote.request_timeout_ms", "source.remote.attempts", "source.remote.backoff_ms",
+        "source.remote.ca_file"}) {
     CAPTURE(key);
     CHECK(std::find(keys.begin(), keys.end(), key) != keys.end());
   }
