@@ -15,6 +15,7 @@
 #include "odbatch/metrics/metrics_server.hpp"
 #include "odbatch/source/dataset_index.hpp"
 #include "reader.hpp"
+#include "rejection_reasons.hpp"
 #include "round_actors.hpp"
 #include "workers.hpp"
 
@@ -102,7 +103,10 @@ void Pipeline::Impl::start_metrics() {
   options.address = config.address;
   options.port = metrics_port_of(config, dist);
   metrics = std::make_unique<MetricsServer>(
-      options, [counters = stats.get()] { return prometheus_text(counters->snapshot()); });
+      options, [counters = stats.get(),
+                scope = PrometheusScope{dist.rank, dist.world_size, actors::rejection_reasons()}] {
+        return prometheus_text(counters->snapshot(), scope);
+      });
 }
 
 EpochShard Pipeline::Impl::epoch_shard(std::uint64_t number, std::uint32_t rank,

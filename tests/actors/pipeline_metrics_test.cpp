@@ -1,16 +1,24 @@
 // A real pipeline's metrics over the small real dataset: the Prometheus endpoint on a free
 // loopback port agrees with stats() after an epoch, answers 404 elsewhere, is off unless
-// configured, and a silent client does not hold up the pipeline's destruction; the stats JSON
-// agrees with stats() too.
+// configured, and a silent client does not hold up the pipeline's destruction; two ranks' scrapes
+// during and after an epoch pass promtool, carry each rank's label and every rejection reason
+// from zero; the stats JSON agrees with stats() too.
 #include <doctest/doctest.h>
 
+#include <exception>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "metrics_http_client.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
+#include "promtool_check.hpp"
 
 namespace odbatch {
 namespace {
@@ -62,33 +70,112 @@ TEST_CASE("after an epoch the scraped counters are those of stats()") {
   CHECK(answer.status == 200);
   CHECK(answer.head.find("\r\nContent-Type: text/plain; version=0.0.4") != std::string::npos);
   const auto& text = answer.body;
-  CHECK(sample_value(text, "odbatch_records_read_total") == real(s.records_read));
-  CHECK(sample_value(text, "odbatch_samples_emitted_total") == real(s.samples_emitted));
-  CHECK(sample_value(text, "odbatch_batches_total") == real(batches.size()));
-  CHECK(sample_value(text, "odbatch_batches_total") == real(s.batches));
-  CHECK(sample_value(text, "odbatch_idle_batches_total") == real(s.idle_batches));
-  CHECK(sample_value(text, "odbatch_tokens_total") == real(s.tokens));
-  CHECK(sample_value(text, "odbatch_padded_tokens_total") == real(s.padded_tokens));
-  CHECK(sample_value(text, "odbatch_labels_total") == real(s.labels));
+  CHECK(sample_value(text, "odbatch_records_read_total{rank=\"0\"}") == real(s.records_read));
+  CHECK(sample_value(text, "odbatch_samples_emitted_total{rank=\"0\"}") == real(s.samples_emitted));
+  CHECK(sample_value(text, "odbatch_batches_total{rank=\"0\"}") == real(batches.size()));
+  CHECK(sample_value(text, "odbatch_batches_total{rank=\"0\"}") == real(s.batches));
+  CHECK(sample_value(text, "odbatch_idle_batches_total{rank=\"0\"}") == real(s.idle_batches));
+  CHECK(sample_value(text, "odbatch_tokens_total{rank=\"0\"}") == real(s.tokens));
+  CHECK(sample_value(text, "odbatch_padded_tokens_total{rank=\"0\"}") == real(s.padded_tokens));
+  CHECK(sample_value(text, "odbatch_labels_total{rank=\"0\"}") == real(s.labels));
   for (const auto& [reason, count] : s.rejected_by_reason)
-    CHECK(sample_value(text, "odbatch_samples_rejected_total{reason=\"" + reason + "\"}") ==
-          real(count));
+    CHECK(sample_value(text, "odbatch_samples_rejected_total{rank=\"0\",reason=\"" + reason +
+                                 "\"}") == real(count));
   CHECK(s.round_latency.count > 0);
-  CHECK(sample_value(text, "odbatch_round_latency_seconds_count") == real(s.round_latency.count));
-  CHECK(sample_value(text, "odbatch_round_latency_seconds_bucket{le=\"+Inf\"}") ==
+  CHECK(sample_value(text, "odbatch_round_latency_seconds_count{rank=\"0\"}") ==
         real(s.round_latency.count));
-  CHECK(sample_value(text, "odbatch_stage_items_total{stage=\"emitter\"}") ==
+  CHECK(sample_value(text, "odbatch_round_latency_seconds_bucket{rank=\"0\",le=\"+Inf\"}") ==
+        real(s.round_latency.count));
+  CHECK(sample_value(text, "odbatch_stage_items_total{rank=\"0\",stage=\"emitter\"}") ==
         real(s.emitter.items));
   // Drained: nothing in flight, nothing waiting for the trainer.
-  CHECK(sample_value(text, "odbatch_queue_depth{queue=\"reader_in_flight\"}") == 0);
-  CHECK(sample_value(text, "odbatch_queue_depth{queue=\"batch_queue\"}") == 0);
+  CHECK(sample_value(text, "odbatch_queue_depth{rank=\"0\",queue=\"reader_in_flight\"}") == 0);
+  CHECK(sample_value(text, "odbatch_queue_depth{rank=\"0\",queue=\"batch_queue\"}") == 0);
   const auto& config = pipeline.config();
-  CHECK(sample_value(text, "odbatch_queue_capacity{queue=\"reader_in_flight\"}") ==
+  CHECK(sample_value(text, "odbatch_queue_capacity{rank=\"0\",queue=\"reader_in_flight\"}") ==
         real(config.flow.reader_capacity + effective_lookahead(config)));
-  CHECK(sample_value(text, "odbatch_queue_capacity{queue=\"batch_queue\"}") ==
+  CHECK(sample_value(text, "odbatch_queue_capacity{rank=\"0\",queue=\"batch_queue\"}") ==
         real(config.flow.prefetch));
 
   CHECK(test::http_get(pipeline.metrics_port(), "/").status == 404);
+}
+
+// Every line of a scrape that is a sample of an odbatch_ series.
+std::vector<std::string> odbatch_samples(const std::string& text) {
+  std::vector<std::string> samples;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("odbatch_", 0) == 0) samples.push_back(line);
+  return samples;
+}
+
+TEST_CASE("two ranks' live scrapes pass promtool, carry their rank and count every reason") {
+  constexpr std::uint32_t kWorld = 2;
+  const Records records;
+  // One line that is not JSON: a rejection the reader counts, on whichever rank reads it.
+  std::ofstream(records.file, std::ios::app) << "{not json\n";
+  const auto config = with_metrics(records.file);
+  const auto group = InprocGroup::create(kWorld);
+  struct Scrapes {
+    std::string during, after;
+    std::uint64_t malformed = 0;
+    std::exception_ptr error;
+  };
+  std::vector<Scrapes> scrapes(kWorld);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        Pipeline pipeline(config, DistEnv::inproc(group, rank, kWorld));
+        pipeline.start_epoch(0);
+        if (!pipeline.next_batch()) throw std::runtime_error("no first batch");
+        scrapes[rank].during = test::http_get(pipeline.metrics_port(), "/metrics").body;
+        test::drain(pipeline);
+        scrapes[rank].after = test::http_get(pipeline.metrics_port(), "/metrics").body;
+        const auto& counted = pipeline.stats().rejected_by_reason;
+        if (const auto it = counted.find("malformed_json"); it != counted.end())
+          scrapes[rank].malformed = it->second;
+      } catch (...) {
+        scrapes[rank].error = std::current_exception();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+
+  std::uint64_t malformed = 0;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
+    CAPTURE(rank);
+    const auto& scrape = scrapes[rank];
+    REQUIRE_MESSAGE(!scrape.error, test::exception_message(scrape.error));
+    malformed += scrape.malformed;
+    const std::string label = "rank=\"" + std::to_string(rank) + "\"";
+    for (const auto& [when, text] : {std::pair{"during", scrape.during}, {"after", scrape.after}}) {
+      CAPTURE(when);
+      const auto [status, report] =
+          test::promtool_check(text, "live-rank" + std::to_string(rank) + "-" + when);
+      INFO(report);
+      CHECK(status == 0);
+      CHECK(report.empty());
+      const auto samples = odbatch_samples(text);
+      REQUIRE(samples.size() > 50);
+      for (const auto& sample : samples) {
+        CAPTURE(sample);
+        CHECK(sample.find("{" + label) != std::string::npos);
+      }
+      CHECK(text.find("odbatch_build_info{" + label +
+                      ",version=\"" ODBATCH_VERSION
+                      "\",world_size=\"2\"} 1\n") != std::string::npos);
+      // A reason of each stage that rejects, counted or not on this rank: the reader's (a
+      // record's content, a tar shard's), the image decoder's, the tokenizer's, the packer's.
+      for (const char* reason :
+           {"malformed_json", "damaged_shard", "pixel_bomb", "template_refused",
+            "no_supervised_tokens", "no_labels", "over_budget"})
+        CHECK(sample_value(text, "odbatch_samples_rejected_total{" + label + ",reason=\"" + reason +
+                                     "\"}") >= 0);
+    }
+    CHECK(sample_value(scrape.after, "odbatch_samples_rejected_total{" + label +
+                                         ",reason=\"malformed_json\"}") == real(scrape.malformed));
+  }
+  CHECK(malformed == 1);
 }
 
 TEST_CASE("the stats JSON of a real epoch parses and agrees with stats()") {

@@ -107,7 +107,7 @@ class Stats(ScratchTestCase):
         self.assertGreater(port, 0)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:
             text = reply.read().decode()
-        self.assertIn(f"odbatch_batches_total {len(batches)}", text.splitlines())
+        self.assertIn(f'odbatch_batches_total{{rank="0"}} {len(batches)}', text.splitlines())
 
 
 class Checkpoints(ScratchTestCase):

@@ -6,9 +6,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace odbatch {
@@ -43,8 +46,11 @@ std::string label_value(std::string_view value) {
   return escaped;
 }
 
+// The text of one scrape: every sample's labels begin with the scope's (the rank).
 class Exposition {
  public:
+  explicit Exposition(std::string scope_labels) : scope_labels_(std::move(scope_labels)) {}
+
   void family(std::string_view name, std::string_view type, std::string_view help) {
     text_ += "# HELP odbatch_";
     text_ += name;
@@ -56,19 +62,23 @@ class Exposition {
     text_ += type;
     text_ += '\n';
   }
+  // A sample's own labels, names and values, after the scope's.
+  using Labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
   template <class Value>
-  void sample(std::string_view name, Value value, std::string_view label = {},
-              std::string_view label_text = {}) {
+  void sample(std::string_view name, Value value, Labels labels = {}) {
     text_ += "odbatch_";
     text_ += name;
-    if (!label.empty()) {
-      text_ += '{';
+    text_ += '{';
+    text_ += scope_labels_;
+    for (const auto& [label, text] : labels) {
+      text_ += ',';
       text_ += label;
       text_ += "=\"";
-      text_ += label_value(label_text);
-      text_ += "\"}";
+      text_ += label_value(text);
+      text_ += '"';
     }
-    text_ += ' ';
+    text_ += "} ";
     text_ += number(value);
     text_ += '\n';
   }
@@ -80,30 +90,40 @@ class Exposition {
   std::string take() { return std::move(text_); }
 
  private:
+  std::string scope_labels_;
   std::string text_;
 };
+
+void rejections(Exposition& out, const StatsSnapshot& s, const PrometheusScope& scope) {
+  out.family("samples_rejected_total", "counter", "Samples rejected, by reason.");
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& reason : scope.rejection_reasons) counts.emplace(reason, 0);
+  for (const auto& [reason, count] : s.rejected_by_reason) counts[reason] = count;
+  for (const auto& [reason, count] : counts)
+    out.sample("samples_rejected_total", count, {{"reason", reason}});
+}
 
 void stages(Exposition& out, const StatsSnapshot& s) {
   out.family("stage_items_total", "counter", "Items each stage has processed.");
   for (const auto& [name, stage] : s.named_stages())
-    out.sample("stage_items_total", stage->items, "stage", name);
+    out.sample("stage_items_total", stage->items, {{"stage", name}});
   out.family("stage_cpu_seconds_total", "counter",
              "Thread CPU time each stage has spent on its items.");
   for (const auto& [name, stage] : s.named_stages())
-    out.sample("stage_cpu_seconds_total", stage->cpu_seconds, "stage", name);
+    out.sample("stage_cpu_seconds_total", stage->cpu_seconds, {{"stage", name}});
   out.family("stage_blocked_seconds_total", "counter",
              "Wall time each stage has waited on a full downstream.");
   for (const auto& [name, stage] : s.named_stages())
-    out.sample("stage_blocked_seconds_total", stage->blocked_seconds, "stage", name);
+    out.sample("stage_blocked_seconds_total", stage->blocked_seconds, {{"stage", name}});
 }
 
 void queues(Exposition& out, const StatsSnapshot& s) {
   out.family("queue_depth", "gauge", "Items in each bounded edge of the pipeline now.");
   for (const auto& [name, queue] : s.named_queues())
-    out.sample("queue_depth", queue->depth, "queue", name);
+    out.sample("queue_depth", queue->depth, {{"queue", name}});
   out.family("queue_capacity", "gauge", "The most items each bounded edge may hold.");
   for (const auto& [name, queue] : s.named_queues())
-    out.sample("queue_capacity", queue->capacity, "queue", name);
+    out.sample("queue_capacity", queue->capacity, {{"queue", name}});
 }
 
 void round_latency(Exposition& out, const LatencySnapshot& latency) {
@@ -113,7 +133,7 @@ void round_latency(Exposition& out, const LatencySnapshot& latency) {
   for (std::size_t i = 0; i < kLatencyBuckets; ++i) {
     cumulative += latency.buckets[i];
     const double bound = i < kLatencyBucketBounds.size() ? kLatencyBucketBounds[i] : INFINITY;
-    out.sample("round_latency_seconds_bucket", cumulative, "le", number(bound));
+    out.sample("round_latency_seconds_bucket", cumulative, {{"le", number(bound)}});
   }
   out.sample("round_latency_seconds_sum", latency.sum_seconds);
   out.sample("round_latency_seconds_count", latency.count);
@@ -168,17 +188,17 @@ std::string process_prometheus_text() {
   return text;
 }
 
-std::string prometheus_text(const StatsSnapshot& s) {
-  Exposition out;
-  out.family("build_info", "gauge", "Always 1; its label names the odbatch version serving.");
-  out.sample("build_info", std::uint64_t{1}, "version", ODBATCH_VERSION);
+std::string prometheus_text(const StatsSnapshot& s, const PrometheusScope& scope) {
+  Exposition out("rank=\"" + std::to_string(scope.rank) + '"');
+  out.family("build_info", "gauge",
+             "Always 1; its labels name the odbatch version serving and the run's world size.");
+  out.sample("build_info", std::uint64_t{1},
+             {{"version", ODBATCH_VERSION}, {"world_size", std::to_string(scope.world_size)}});
   out.single("records_read_total", "counter",
              "Records the reader has read; each becomes a sample or a rejection.", s.records_read);
   out.single("samples_emitted_total", "counter", "Samples in the batches emitted.",
              s.samples_emitted);
-  out.family("samples_rejected_total", "counter", "Samples rejected, by reason.");
-  for (const auto& [reason, count] : s.rejected_by_reason)
-    out.sample("samples_rejected_total", count, "reason", reason);
+  rejections(out, s, scope);
   out.single("batches_total", "counter", "Batches emitted, IDLE ones included.", s.batches);
   out.single("idle_batches_total", "counter",
              "IDLE batches emitted: steps where this rank had nothing to train on.",

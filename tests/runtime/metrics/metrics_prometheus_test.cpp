@@ -3,16 +3,14 @@
 // and Prometheus's own linter, promtool (taken from Debian's package by a CTest fixture), agrees.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "odbatch/metrics/metrics_prometheus.hpp"
+#include "promtool_check.hpp"
 
 using namespace odbatch;
+using odbatch::test::promtool_check;
 
 namespace {
 
@@ -42,30 +40,21 @@ StatsSnapshot known_snapshot() {
   return s;
 }
 
-// What `promtool check metrics` says of a text (empty: no problems), and its exit status.
-std::pair<int, std::string> promtool_check(const std::string& text, const std::string& name) {
-  const std::filesystem::path dir = ODBATCH_PROMTOOL_DIR;
-  const auto input = dir / (name + ".prom");
-  const auto report = dir / (name + ".report");
-  std::ofstream(input, std::ios::binary) << text;
-  const std::string command = (dir / "promtool").string() + " check metrics < " + input.string() +
-                              " > " + report.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ostringstream said;
-  said << std::ifstream(report).rdbuf();
-  return {status, said.str()};
+// Rank 3 of 8, with reasons of which the snapshot counted one (over_length) and not the others.
+PrometheusScope known_scope() {
+  return PrometheusScope{3, 8, {"pixel_bomb", "over_length", "no_labels"}};
 }
 
 }  // namespace
 
 TEST_CASE("promtool finds no problem in the text of a known snapshot or of an empty one") {
   const auto [known_status, known_report] =
-      promtool_check(prometheus_text(known_snapshot()), "known");
+      promtool_check(prometheus_text(known_snapshot(), known_scope()), "known");
   INFO(known_report);
   CHECK(known_status == 0);
   CHECK(known_report.empty());
   const auto [empty_status, empty_report] =
-      promtool_check(prometheus_text(StatsSnapshot{}), "empty");
+      promtool_check(prometheus_text(StatsSnapshot{}, PrometheusScope{}), "empty");
   INFO(empty_report);
   CHECK(empty_status == 0);
   CHECK(empty_report.empty());
@@ -73,112 +62,114 @@ TEST_CASE("promtool finds no problem in the text of a known snapshot or of an em
 
 TEST_CASE("the Prometheus text of a known snapshot") {
   const std::string expected =
-      R"(# HELP odbatch_build_info Always 1; its label names the odbatch version serving.
+      R"(# HELP odbatch_build_info Always 1; its labels name the odbatch version serving and the run's world size.
 # TYPE odbatch_build_info gauge
-odbatch_build_info{version=")" ODBATCH_VERSION R"("} 1
+odbatch_build_info{rank="3",version=")" ODBATCH_VERSION R"(",world_size="8"} 1
 # HELP odbatch_records_read_total Records the reader has read; each becomes a sample or a rejection.
 # TYPE odbatch_records_read_total counter
-odbatch_records_read_total 12
+odbatch_records_read_total{rank="3"} 12
 # HELP odbatch_samples_emitted_total Samples in the batches emitted.
 # TYPE odbatch_samples_emitted_total counter
-odbatch_samples_emitted_total 9
+odbatch_samples_emitted_total{rank="3"} 9
 # HELP odbatch_samples_rejected_total Samples rejected, by reason.
 # TYPE odbatch_samples_rejected_total counter
-odbatch_samples_rejected_total{reason="bad \"json\"\\"} 1
-odbatch_samples_rejected_total{reason="over_length"} 2
+odbatch_samples_rejected_total{rank="3",reason="bad \"json\"\\"} 1
+odbatch_samples_rejected_total{rank="3",reason="no_labels"} 0
+odbatch_samples_rejected_total{rank="3",reason="over_length"} 2
+odbatch_samples_rejected_total{rank="3",reason="pixel_bomb"} 0
 # HELP odbatch_batches_total Batches emitted, IDLE ones included.
 # TYPE odbatch_batches_total counter
-odbatch_batches_total 4
+odbatch_batches_total{rank="3"} 4
 # HELP odbatch_idle_batches_total IDLE batches emitted: steps where this rank had nothing to train on.
 # TYPE odbatch_idle_batches_total counter
-odbatch_idle_batches_total 1
+odbatch_idle_batches_total{rank="3"} 1
 # HELP odbatch_tokens_total Real tokens in the batches emitted.
 # TYPE odbatch_tokens_total counter
-odbatch_tokens_total 300
+odbatch_tokens_total{rank="3"} 300
 # HELP odbatch_padded_tokens_total Token slots of the batches emitted, padding included (packed: the real tokens).
 # TYPE odbatch_padded_tokens_total counter
-odbatch_padded_tokens_total 400
+odbatch_padded_tokens_total{rank="3"} 400
 # HELP odbatch_labels_total Supervised targets in the batches emitted.
 # TYPE odbatch_labels_total counter
-odbatch_labels_total 120
+odbatch_labels_total{rank="3"} 120
 # HELP odbatch_padding_efficiency_ratio Real tokens over token slots so far, 0 to 1.
 # TYPE odbatch_padding_efficiency_ratio gauge
-odbatch_padding_efficiency_ratio 0.75
+odbatch_padding_efficiency_ratio{rank="3"} 0.75
 # HELP odbatch_trainer_wait_seconds_total Time next_batch() has waited for a batch.
 # TYPE odbatch_trainer_wait_seconds_total counter
-odbatch_trainer_wait_seconds_total 1.25
+odbatch_trainer_wait_seconds_total{rank="3"} 1.25
 # HELP odbatch_first_batch_seconds The first epoch's time from start_epoch to its first batch.
 # TYPE odbatch_first_batch_seconds gauge
-odbatch_first_batch_seconds 0.5
+odbatch_first_batch_seconds{rank="3"} 0.5
 # HELP odbatch_running_seconds Wall time since the pipeline's first start_epoch.
 # TYPE odbatch_running_seconds gauge
-odbatch_running_seconds 10
+odbatch_running_seconds{rank="3"} 10
 # HELP odbatch_stage_items_total Items each stage has processed.
 # TYPE odbatch_stage_items_total counter
-odbatch_stage_items_total{stage="reader"} 12
-odbatch_stage_items_total{stage="tokenizer"} 0
-odbatch_stage_items_total{stage="image_decoder"} 0
-odbatch_stage_items_total{stage="joiner"} 0
-odbatch_stage_items_total{stage="packer"} 0
-odbatch_stage_items_total{stage="aligner"} 0
-odbatch_stage_items_total{stage="coordinator"} 0
-odbatch_stage_items_total{stage="emitter"} 4
+odbatch_stage_items_total{rank="3",stage="reader"} 12
+odbatch_stage_items_total{rank="3",stage="tokenizer"} 0
+odbatch_stage_items_total{rank="3",stage="image_decoder"} 0
+odbatch_stage_items_total{rank="3",stage="joiner"} 0
+odbatch_stage_items_total{rank="3",stage="packer"} 0
+odbatch_stage_items_total{rank="3",stage="aligner"} 0
+odbatch_stage_items_total{rank="3",stage="coordinator"} 0
+odbatch_stage_items_total{rank="3",stage="emitter"} 4
 # HELP odbatch_stage_cpu_seconds_total Thread CPU time each stage has spent on its items.
 # TYPE odbatch_stage_cpu_seconds_total counter
-odbatch_stage_cpu_seconds_total{stage="reader"} 0.25
-odbatch_stage_cpu_seconds_total{stage="tokenizer"} 0
-odbatch_stage_cpu_seconds_total{stage="image_decoder"} 0
-odbatch_stage_cpu_seconds_total{stage="joiner"} 0
-odbatch_stage_cpu_seconds_total{stage="packer"} 0
-odbatch_stage_cpu_seconds_total{stage="aligner"} 0
-odbatch_stage_cpu_seconds_total{stage="coordinator"} 0
-odbatch_stage_cpu_seconds_total{stage="emitter"} 0.125
+odbatch_stage_cpu_seconds_total{rank="3",stage="reader"} 0.25
+odbatch_stage_cpu_seconds_total{rank="3",stage="tokenizer"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="image_decoder"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="joiner"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="packer"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="aligner"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="coordinator"} 0
+odbatch_stage_cpu_seconds_total{rank="3",stage="emitter"} 0.125
 # HELP odbatch_stage_blocked_seconds_total Wall time each stage has waited on a full downstream.
 # TYPE odbatch_stage_blocked_seconds_total counter
-odbatch_stage_blocked_seconds_total{stage="reader"} 0.5
-odbatch_stage_blocked_seconds_total{stage="tokenizer"} 0
-odbatch_stage_blocked_seconds_total{stage="image_decoder"} 0
-odbatch_stage_blocked_seconds_total{stage="joiner"} 0
-odbatch_stage_blocked_seconds_total{stage="packer"} 0
-odbatch_stage_blocked_seconds_total{stage="aligner"} 0
-odbatch_stage_blocked_seconds_total{stage="coordinator"} 0
-odbatch_stage_blocked_seconds_total{stage="emitter"} 2
+odbatch_stage_blocked_seconds_total{rank="3",stage="reader"} 0.5
+odbatch_stage_blocked_seconds_total{rank="3",stage="tokenizer"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="image_decoder"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="joiner"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="packer"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="aligner"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="coordinator"} 0
+odbatch_stage_blocked_seconds_total{rank="3",stage="emitter"} 2
 # HELP odbatch_queue_depth Items in each bounded edge of the pipeline now.
 # TYPE odbatch_queue_depth gauge
-odbatch_queue_depth{queue="reader_in_flight"} 3
-odbatch_queue_depth{queue="batch_queue"} 1
+odbatch_queue_depth{rank="3",queue="reader_in_flight"} 3
+odbatch_queue_depth{rank="3",queue="batch_queue"} 1
 # HELP odbatch_queue_capacity The most items each bounded edge may hold.
 # TYPE odbatch_queue_capacity gauge
-odbatch_queue_capacity{queue="reader_in_flight"} 320
-odbatch_queue_capacity{queue="batch_queue"} 4
+odbatch_queue_capacity{rank="3",queue="reader_in_flight"} 320
+odbatch_queue_capacity{rank="3",queue="batch_queue"} 4
 # HELP odbatch_round_latency_seconds Completed rounds of the coordinator: readiness, proposal exchange and plan.
 # TYPE odbatch_round_latency_seconds histogram
-odbatch_round_latency_seconds_bucket{le="0.0001"} 0
-odbatch_round_latency_seconds_bucket{le="0.00025"} 0
-odbatch_round_latency_seconds_bucket{le="0.0005"} 0
-odbatch_round_latency_seconds_bucket{le="0.001"} 2
-odbatch_round_latency_seconds_bucket{le="0.0025"} 2
-odbatch_round_latency_seconds_bucket{le="0.005"} 2
-odbatch_round_latency_seconds_bucket{le="0.01"} 2
-odbatch_round_latency_seconds_bucket{le="0.025"} 2
-odbatch_round_latency_seconds_bucket{le="0.05"} 2
-odbatch_round_latency_seconds_bucket{le="0.1"} 2
-odbatch_round_latency_seconds_bucket{le="0.25"} 2
-odbatch_round_latency_seconds_bucket{le="0.5"} 2
-odbatch_round_latency_seconds_bucket{le="1"} 2
-odbatch_round_latency_seconds_bucket{le="2.5"} 2
-odbatch_round_latency_seconds_bucket{le="5"} 2
-odbatch_round_latency_seconds_bucket{le="10"} 2
-odbatch_round_latency_seconds_bucket{le="30"} 2
-odbatch_round_latency_seconds_bucket{le="60"} 2
-odbatch_round_latency_seconds_bucket{le="+Inf"} 3
-odbatch_round_latency_seconds_sum 70.0015
-odbatch_round_latency_seconds_count 3
+odbatch_round_latency_seconds_bucket{rank="3",le="0.0001"} 0
+odbatch_round_latency_seconds_bucket{rank="3",le="0.00025"} 0
+odbatch_round_latency_seconds_bucket{rank="3",le="0.0005"} 0
+odbatch_round_latency_seconds_bucket{rank="3",le="0.001"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.0025"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.005"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.01"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.025"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.05"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.1"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.25"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="0.5"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="1"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="2.5"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="5"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="10"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="30"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="60"} 2
+odbatch_round_latency_seconds_bucket{rank="3",le="+Inf"} 3
+odbatch_round_latency_seconds_sum{rank="3"} 70.0015
+odbatch_round_latency_seconds_count{rank="3"} 3
 # HELP odbatch_round_latency_max_seconds The longest completed round.
 # TYPE odbatch_round_latency_max_seconds gauge
-odbatch_round_latency_max_seconds 70
+odbatch_round_latency_max_seconds{rank="3"} 70
 )";
-  const std::string actual = prometheus_text(known_snapshot());
+  const std::string actual = prometheus_text(known_snapshot(), known_scope());
   // Line by line first, so that a failure names the first line that differs.
   std::size_t at = 0;
   std::size_t line = 1;
@@ -195,11 +186,21 @@ odbatch_round_latency_max_seconds 70
 }
 
 TEST_CASE("a snapshot without rejections still declares the rejection counter") {
-  const std::string text = prometheus_text(StatsSnapshot{});
+  const std::string text = prometheus_text(StatsSnapshot{}, PrometheusScope{});
   CHECK(text.find("# TYPE odbatch_samples_rejected_total counter\n# HELP odbatch_batches_total") !=
         std::string::npos);
-  CHECK(text.find("odbatch_padding_efficiency_ratio 1\n") != std::string::npos);
-  CHECK(text.find("odbatch_round_latency_seconds_bucket{le=\"+Inf\"} 0\n") != std::string::npos);
+  CHECK(text.find("odbatch_padding_efficiency_ratio{rank=\"0\"} 1\n") != std::string::npos);
+  CHECK(text.find("odbatch_round_latency_seconds_bucket{rank=\"0\",le=\"+Inf\"} 0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("every rejection reason of the scope is exported at 0 before its first rejection") {
+  const std::string text = prometheus_text(StatsSnapshot{}, known_scope());
+  CHECK(text.find("# TYPE odbatch_samples_rejected_total counter\n"
+                  "odbatch_samples_rejected_total{rank=\"3\",reason=\"no_labels\"} 0\n"
+                  "odbatch_samples_rejected_total{rank=\"3\",reason=\"over_length\"} 0\n"
+                  "odbatch_samples_rejected_total{rank=\"3\",reason=\"pixel_bomb\"} 0\n#") !=
+        std::string::npos);
 }
 
 TEST_CASE("the process's standard metrics read from /proc pass promtool and are plausible") {
