@@ -11,7 +11,7 @@ import torch
 
 import odbatch
 from support import ScratchTestCase, records
-from torch_ddp_rank import SAVE_AT
+from torch_ddp_rank import ABORT_EPOCH, SAVE_AT
 
 
 class DdpThroughTheAdapter(ScratchTestCase):
@@ -60,8 +60,12 @@ class DdpThroughTheAdapter(ScratchTestCase):
         self.assertEqual(results[0]["peer"], 1)
         self.assertIsInstance(results[0]["round"], int)
         self.assertIn("the trainer's loss is NaN", results[0]["message"])
-        # One flight recorder note per message: the rank's own.
+        # The epoch set_epoch() chose, on both ranks, and no other; one flight recorder note per
+        # message: the rank's own.
         for rank, result in enumerate(results):
+            self.assertIn(f"rank {rank}, epoch {ABORT_EPOCH}: ", result["message"])
+            self.assertEqual(result["message"].count("epoch "),
+                             result["message"].count(f"epoch {ABORT_EPOCH}"), result["message"])
             self.assertEqual(result["message"].count("(last rounds: "), 1, result["message"])
             self.assertIn(f"odbatch-flight-rank{rank}.json)", result["message"])
         for result in results:  # the abort hook, on both ranks

@@ -1,8 +1,8 @@
 """One rank of a DDP job (torchrun's environment, gloo) fed through odbatch.torch.IterableDataset
 in a DataLoader(batch_size=None). "train": two epochs, saving the pipeline's state dicts (gathered
 over the ranks, and the rank's own part) at step 2 of epoch 1; "resume": loads the gathered one
-and runs the rest of that epoch; "abort": no DDP, rank 1 aborts the run mid-epoch. Writes what it
-saw as JSON.   usage: torch_ddp_rank.py PIPELINE.toml train|resume|abort OUT_PREFIX"""
+and runs the rest of that epoch; "abort": no DDP, rank 1 aborts the run mid-epoch, in epoch
+ABORT_EPOCH. Writes what it saw as JSON.   usage: torch_ddp_rank.py PIPELINE.toml train|resume|abort OUT_PREFIX"""
 
 import json
 import os
@@ -16,6 +16,7 @@ from odbatch.torch import IterableDataset
 from tiny_lm import TinyLM, mean_loss
 
 SAVE_AT = 2  # steps into epoch 1
+ABORT_EPOCH = 3  # chosen by set_epoch(), so that the errors must name it and not epoch 0
 
 
 def abort_on_rank_1(config, out_prefix):
@@ -25,6 +26,7 @@ def abort_on_rank_1(config, out_prefix):
     pipe = odbatch.Pipeline(config, tensors="torch", on_abort=reasons.append)
     result = {"rank": rank}
     steps = 0
+    pipe.set_epoch(ABORT_EPOCH)
     try:
         for _ in pipe:
             steps += 1
