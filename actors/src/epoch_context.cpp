@@ -1,10 +1,49 @@
 #include "epoch_context.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "odbatch/source/dataset_error.hpp"
 
 namespace odbatch::actors {
+namespace {
+
+// Where the flight recorder writes when [distributed] flight_recorder_dir is unset: the user's
+// state directory as XDG defines it ($XDG_STATE_HOME if absolute, else ~/.local/state), in
+// odbatch/flight; none without either. Not the shared temporary directory, where every user's
+// runs would overwrite each other's files.
+std::optional<std::filesystem::path> default_flight_recorder_dir() {
+  if (const char* state = std::getenv("XDG_STATE_HOME");
+      state && std::filesystem::path(state).is_absolute())
+    return std::filesystem::path(state) / "odbatch" / "flight";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".local" / "state" / "odbatch" / "flight";
+  return std::nullopt;
+}
+
+// Writes the flight recorder's file; the note a failure's message ends with: the file, saying so
+// when it is in the default directory, or why there is none.
+std::string write_flight_recorder(const FlightRecorder& recorder, const DistributedConfig& config,
+                                  std::uint32_t rank) {
+  const bool configured = !config.flight_recorder_dir.empty();
+  const auto dir =
+      configured ? std::optional(config.flight_recorder_dir) : default_flight_recorder_dir();
+  if (!dir)
+    return " (flight recorder not written: [distributed] flight_recorder_dir is unset, and "
+           "neither XDG_STATE_HOME nor HOME names a default directory)";
+  const auto file = *dir / ("odbatch-flight-rank" + std::to_string(rank) + ".json");
+  try {
+    std::filesystem::create_directories(*dir);
+    recorder.write(file);
+  } catch (const std::exception& e) {
+    return " (flight recorder not written: " + std::string(e.what()) + ")";
+  }
+  if (configured) return " (last rounds: " + file.string() + ")";
+  return " (last rounds: " + file.string() +
+         ", the default directory; [distributed] flight_recorder_dir sets another)";
+}
+
+}  // namespace
 
 std::vector<caf::actor> Wiring::all() const {
   std::vector<caf::actor> actors{
@@ -56,17 +95,8 @@ void EpochContext::fail(const std::string& reason, PipelineFailure::Cause cause,
   // The other ranks get the cause alone: each names its own flight recorder's file, and a note
   // per rank on the way would repeat in their messages.
   const std::string cause_for_peers = message;
-  if (recorder_) {
-    auto dir = config().distributed.flight_recorder_dir;
-    if (dir.empty()) dir = std::filesystem::temp_directory_path();
-    const auto file = dir / ("odbatch-flight-rank" + std::to_string(resources_->rank) + ".json");
-    try {
-      recorder_->write(file);
-      message += " (last rounds: " + file.string() + ")";
-    } catch (const std::exception& e) {
-      message += " (flight recorder not written: " + std::string(e.what()) + ")";
-    }
-  }
+  if (recorder_)
+    message += write_flight_recorder(*recorder_, config().distributed, resources_->rank);
   queue_->fail(std::make_exception_ptr(PipelineFailure(cause, message, round)));
   collective_.abort(cause_for_peers);
   if (abort_hook_) (*abort_hook_)(message);

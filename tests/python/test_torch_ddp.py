@@ -4,7 +4,9 @@ ranks together see every record once, and the pipeline's state dict resumes exac
 world size and re-shards onto another (here one rank)."""
 
 import json
+import os
 import unittest
+from unittest import mock
 from pathlib import Path
 
 import torch
@@ -53,7 +55,9 @@ class DdpThroughTheAdapter(ScratchTestCase):
 
     def test_an_abort_on_one_rank_is_a_peer_failure_on_the_other(self):
         config = self.write_config(records(text=200, images=0), budget=1024)
-        results = self.run_ranks(config, "abort")
+        state = self.dir / "state"  # the ranks' XDG state directory
+        with mock.patch.dict(os.environ, {"XDG_STATE_HOME": str(state)}):
+            results = self.run_ranks(config, "abort")
         self.assertEqual(results[1]["error"], "RuntimeError")
         self.assertIn("aborted: the trainer's loss is NaN", results[1]["message"])
         self.assertEqual(results[0]["error"], "PeerFailure", results[0]["message"])
@@ -67,7 +71,11 @@ class DdpThroughTheAdapter(ScratchTestCase):
             self.assertEqual(result["message"].count("epoch "),
                              result["message"].count(f"epoch {ABORT_EPOCH}"), result["message"])
             self.assertEqual(result["message"].count("(last rounds: "), 1, result["message"])
-            self.assertIn(f"odbatch-flight-rank{rank}.json)", result["message"])
+            # No flight_recorder_dir configured: the user's state directory, said to be the default.
+            recorder_file = state / "odbatch" / "flight" / f"odbatch-flight-rank{rank}.json"
+            self.assertIn(f"(last rounds: {recorder_file}, the default directory; [distributed] "
+                          "flight_recorder_dir sets another)", result["message"])
+            self.assertEqual(json.loads(recorder_file.read_text())["rank"], rank)
         for result in results:  # the abort hook, on both ranks
             self.assertEqual(len(result["hook"]), 1)
             self.assertIn("the trainer's loss is NaN", result["hook"][0])

@@ -20,7 +20,8 @@ struct DistributedConfig {
   // The Gloo exchange once every rank is ready: only the network can hold it up.
   std::chrono::milliseconds exchange_timeout{60'000};
   // The last this many rounds are kept (0: none) and written when the run fails, to
-  // flight_recorder_dir/odbatch-flight-rank<R>.json (empty: the system's temporary directory).
+  // flight_recorder_dir/odbatch-flight-rank<R>.json (empty: the user's state directory,
+  // $XDG_STATE_HOME or ~/.local/state, in odbatch/flight; docs/distributed.md).
   std::uint32_t flight_recorder_rounds = 64;
   std::filesystem::path flight_recorder_dir;
 };
