@@ -8,7 +8,8 @@ build_dir=${1:-"$root/build-tsan"}
 caf=$build_dir/caf-tsan
 jobs=2   # CI machines have 2 cores; builds also run under nice
 # The test targets whose tests carry the label tsan (odbatch_test_suite's TSAN).
-targets=(odbatch_actors_concurrency_tests odbatch_store_tests odbatch_control_plane_tests)
+targets=(odbatch_actors_concurrency_tests odbatch_store_tests odbatch_control_plane_tests
+  odbatch_source_http_tests)
 
 "$root/tools/install-deps.sh"
 "$root/tools/build-caf-tsan.sh" "$caf"
