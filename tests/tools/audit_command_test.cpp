@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -105,6 +106,7 @@ TEST_CASE("audit passes clean ledgers and reports their counts") {
   CHECK(run.out.find("not checked: token budgets") != std::string::npos);
 
   const json j = json::parse(read_file(report));
+  odbatch::test::check_report_convention(read_file(report), "audit");
   CHECK(j["ok"] == true);
   REQUIRE(j["epochs"].size() == 1);
   const json& epoch = j["epochs"][0];

@@ -1,6 +1,7 @@
 // The command line as a user meets it: --version, help that shows defaults, range errors that say
 // what is wanted, and `run`'s progress on a pipe (plain lines, per-epoch percentages) and its
-// summary (the steps a --max-steps run took, apart from the batches the pipeline prefetched).
+// summary (the steps a --max-steps run took, apart from the batches the pipeline prefetched), on
+// stdout and in its --json report.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -64,8 +66,12 @@ TEST_CASE("on a pipe, run's progress is plain lines per epoch, and --max-steps r
   CHECK(two_epochs.err.find("odbatch run: epoch 1: 100.0% (60 of 60 records read)") !=
         std::string::npos);
 
-  const auto stopped = run_cli("run --no-progress --max-steps 2 " + shell_quoted(config));
+  const auto summary = scratch().path("max-steps-summary.json");
+  const auto stopped = run_cli("run --no-progress --max-steps 2 " + shell_quoted(config) +
+                               " --json " + shell_quoted(summary));
   REQUIRE(stopped.status == 0);
   CHECK(stopped.err.empty());
   CHECK(stopped.out.find("steps: 2 taken;") != std::string::npos);
+  odbatch::test::check_report_convention(read_file(summary), "run");
+  CHECK(nlohmann::json::parse(read_file(summary))["steps_taken"] == 2);
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -61,6 +62,7 @@ TEST_CASE("plan of the bundled single round matches the hand-computed plan") {
   REQUIRE(run.status == 0);
   CHECK(run.err.empty());
   const json report = run.report();
+  odbatch::test::check_report_convention(run.out, "plan");
   CHECK(report["kind"] == "round");
   CHECK(report["world_size"] == 3);
   CHECK(report["config"]["token_budget"] == 1000);

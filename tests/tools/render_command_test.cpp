@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -59,7 +60,8 @@ TEST_CASE("render shows a record's text, tokens and supervised positions, as JSO
   const auto record = shell_quoted(records) + ":" + std::to_string(first_plain_exchange(records));
   const auto run = run_cli("render " + shell_quoted(config) + " --record " + record + " --json");
   REQUIRE(run.status == 0);
-  const json out = json::parse(run.out);
+  odbatch::test::check_report_convention(run.out, "render");
+  const json out = json::parse(run.out)["records"];
   REQUIRE(out.size() == 1);
   const auto& r = out[0];
   CHECK(r["record"].get<std::string>().starts_with(records.string() + ":"));
@@ -100,7 +102,8 @@ TEST_CASE("render says why a template refuses a record, and exits 1") {
                           "system_prompt = \"Be brief.\"\nbos_token = \"<bos>\"\n");
   const auto run = run_cli("render " + shell_quoted(config) + " --json");
   CHECK(run.status == 1);
-  const json out = json::parse(run.out);
+  odbatch::test::check_report_convention(run.out, "render");
+  const json out = json::parse(run.out)["records"];
   REQUIRE(out.size() == 1);
   CHECK(out[0]["error"]["reason"] == "template_refused");
   CHECK(out[0]["error"]["message"].get<std::string>().find("System role not supported") !=

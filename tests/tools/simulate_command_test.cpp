@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -41,6 +42,7 @@ TEST_CASE("simulate a synthetic workload: every schedule accounts for every samp
   CHECK(run.out.find("SIMULATED") != std::string::npos);
   CHECK(run.out.find("ODB balanced") != std::string::npos);
   const json j = json::parse(read_file(report));
+  odbatch::test::check_report_convention(read_file(report), "simulate");
   CHECK(j["simulated"] == true);
   CHECK(j["accounting_ok"] == true);
   CHECK(j["workload"]["name"] == "small");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 
 namespace {
 
@@ -64,6 +65,7 @@ TEST_CASE("stats reports every sample's lengths and the rejections of a pipeline
                            shell_quoted(trace) + " --json " + shell_quoted(report));
   REQUIRE_MESSAGE(run.status == 0, run.out, run.err);
   const json j = json::parse(read_file(report));
+  odbatch::test::check_report_convention(read_file(report), "stats");
   const auto samples = j["samples"].get<std::size_t>();
   CHECK(samples > 0);
   CHECK(j["rejected"]["total"].get<std::size_t>() > 0);

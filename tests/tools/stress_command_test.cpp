@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "cli_test_support.hpp"
+#include "json_convention.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {
@@ -38,6 +39,7 @@ TEST_CASE(
   MESSAGE(run.out);
   CHECK_MESSAGE(run.status == 0, run.out << run.err);
   const auto report = nlohmann::json::parse(test::read_file(report_file));
+  test::check_report_convention(test::read_file(report_file), "stress");
   CHECK(report["runs"] == 10);
   CHECK(report["hangs"] == 0);
   CHECK(report["lost_samples"] == 0);

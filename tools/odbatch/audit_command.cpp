@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -86,6 +87,7 @@ struct ConfigDataset {
   std::uint64_t seed = 0;
   bool shuffle = true;
   ShardSplit split = ShardSplit::contiguous;
+  std::vector<MixedSource> mix;
 };
 
 // nlohmann's parse error without its "[json.exception...] parse error at ...: " prefix.
@@ -186,10 +188,37 @@ class LedgerFileReader {
     section.end_line = line_;
   }
 
+  // [[first id, records, epochs per pass], ...]: sources that follow each other and cover the
+  // dataset's records.
+  static std::vector<MixedSource> read_mix(const JsonReader& reader, const nlohmann::json& mix,
+                                           const LedgerEpoch& h) {
+    reader.expect_array(mix, "mix");
+    std::vector<MixedSource> sources;
+    for (std::size_t i = 0; i < mix.size(); ++i) {
+      const std::string path = "mix[" + std::to_string(i) + "]";
+      reader.expect_array(mix[i], path);
+      if (mix[i].size() != 3) reader.fail(path, "expected [first id, records, epochs per pass]");
+      MixedSource source{reader.to_unsigned(mix[i][0], path + "[0]"),
+                         reader.to_unsigned(mix[i][1], path + "[1]"),
+                         reader.to_unsigned(mix[i][2], path + "[2]", 1)};
+      const SampleId next =
+          sources.empty() ? 0 : sources.back().first_id + sources.back().record_count;
+      if (source.first_id != next)
+        reader.fail(path + "[0]", "expected " + std::to_string(next) +
+                                      ", where the previous "
+                                      "source ends");
+      sources.push_back(source);
+    }
+    if (sources.empty() || sources.back().first_id + sources.back().record_count != h.record_count)
+      reader.fail("mix", "the sources do not cover the " + std::to_string(h.record_count) +
+                             " records of record_count");
+    return sources;
+  }
+
   void read_header(const JsonReader& reader, const nlohmann::json& entry) {
     reader.expect_object(entry, "",
                          {"kind", "epoch", "rank", "world_size", "record_count",
-                          "dataset_fingerprint", "seed", "shuffle", "split"});
+                          "dataset_fingerprint", "seed", "shuffle", "split", "mix"});
     RankEpoch section;
     section.file = file_;
     section.header_line = line_;
@@ -214,6 +243,7 @@ class LedgerFileReader {
     if (split != "contiguous" && split != "strided")
       reader.fail("split", "expected contiguous or strided, got \"" + split + "\"");
     h.shard.split = split == "contiguous" ? ShardSplit::contiguous : ShardSplit::strided;
+    if (const auto* mix = optional_member(entry, "mix")) h.mix = read_mix(reader, *mix, h);
 
     EpochLedgers& ledgers = epochs_[h.epoch];
     const auto [open, first] = open_.try_emplace(h.epoch, ledgers.ranks.size());
@@ -280,13 +310,18 @@ ConfigDataset load_config_dataset(const std::filesystem::path& file) {
   const PipelineConfig config = PipelineConfig::from_toml_file(file);
   const DatasetIndex index = [&] {
     try {
-      return DatasetIndex::build(config.source.files, dataset_index_options(config.source));
+      return build_dataset_index(config.source);
     } catch (const DatasetError& e) {
       throw InputError(file.string() + ": source.files: " + e.what());
     }
   }();
-  return ConfigDataset{file.string(),        index.record_count(),  index.fingerprint(),
-                       config.batching.seed, config.source.shuffle, config.source.split};
+  return ConfigDataset{file.string(),
+                       index.record_count(),
+                       index.fingerprint(),
+                       config.batching.seed,
+                       config.source.shuffle,
+                       config.source.split,
+                       mixed_sources(config.source, index)};
 }
 
 // The audit of one epoch, ready to print.
@@ -304,6 +339,19 @@ struct EpochOutcome {
   // A resumed epoch's runs: the step each began at and its world size (empty when not resumed).
   std::vector<std::pair<std::uint64_t, std::uint32_t>> incarnations;
 };
+
+// "[0, 37) every epoch, [37, 137) over 3 epochs", or "none".
+std::string describe_mix(const std::vector<MixedSource>& mix) {
+  if (mix.empty()) return "none";
+  std::string text;
+  for (const auto& source : mix)
+    text += (text.empty() ? "[" : ", [") + std::to_string(source.first_id) + ", " +
+            std::to_string(source.first_id + source.record_count) + ") " +
+            (source.epochs_per_pass == 1
+                 ? std::string("every epoch")
+                 : "over " + std::to_string(source.epochs_per_pass) + " epochs");
+  return text;
+}
 
 // The headers of one epoch must describe the same dataset and shuffle on every rank (and the same
 // world size, unless they come from runs resumed onto other world sizes).
@@ -334,6 +382,7 @@ bool check_headers_agree(const std::vector<const RankEpoch*>& ranks, EpochOutcom
     if (a.shard.split != b.shard.split)
       differs("split", std::string(split_name(a.shard.split)),
               std::string(split_name(b.shard.split)));
+    if (a.mix != b.mix) differs("source mix", describe_mix(a.mix), describe_mix(b.mix));
   }
   return agree;
 }
@@ -356,6 +405,7 @@ void check_against_config(const RankEpoch& rank, const ConfigDataset& config, Ep
     differs("shuffle", h.shard.shuffle ? "true" : "false", config.shuffle ? "true" : "false");
   if (h.shard.split != config.split)
     differs("split", std::string(split_name(h.shard.split)), std::string(split_name(config.split)));
+  if (h.mix != config.mix) differs("source mix", describe_mix(h.mix), describe_mix(config.mix));
 }
 
 // The steps a rank's trainer took: all of them, or those before its departure (the pipeline may
@@ -411,6 +461,26 @@ void check_steps(EpochOutcome& out) {
       {"step_count_mismatch", "ranks yielded different numbers of steps: " + counts});
 }
 
+// The rank's shard as the pipeline computed it: of every record, or of the epoch's selection
+// when sources are mixed.
+EpochShard epoch_shard(const LedgerEpoch& h) {
+  if (h.mix.empty()) return EpochShard(h.record_count, h.shard);
+  return EpochShard(
+      std::make_shared<const EpochSelection>(h.mix, h.shard.seed, h.shard.epoch, h.shard.shuffle),
+      h.shard);
+}
+
+// The ids the epoch must emit or reject, ascending.
+std::vector<SampleId> epoch_ids(const LedgerEpoch& h) {
+  const EpochShard whole = epoch_shard(LedgerEpoch{
+      h.epoch, h.record_count, h.dataset_fingerprint,
+      ShardSpec{h.shard.seed, h.shard.epoch, false, ShardSplit::contiguous, 0, 1}, h.mix});
+  std::vector<SampleId> ids(whole.size());
+  for (std::uint64_t i = 0; i < ids.size(); ++i) ids[i] = whole[i];
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 bool is_coverage_finding(AuditFinding::Kind kind) {
   using K = AuditFinding::Kind;
   return kind == K::missing || kind == K::duplicated || kind == K::unknown;
@@ -423,7 +493,7 @@ void check_coverage(EpochOutcome& out) {
   std::vector<SampleId> expected;
   std::vector<RankLedger> ledgers(out.world_size);
   for (const RankEpoch* rank : out.ranks) {
-    const EpochShard shard(rank->header.record_count, rank->header.shard);
+    const EpochShard shard = epoch_shard(rank->header);
     for (std::uint64_t i = 0; i < shard.size(); ++i) expected.push_back(shard[i]);
     ledgers[rank->rank()] = rank->ledger;
     ledgers[rank->rank()].steps.resize(steps_taken(*rank));
@@ -506,6 +576,10 @@ void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
   if (!complete) return;
 
   const std::uint64_t records = last.front()->header.record_count;
+  const std::vector<SampleId> expected = epoch_ids(last.front()->header);
+  const auto in_epoch = [&](SampleId id) {
+    return std::binary_search(expected.begin(), expected.end(), id);
+  };
   std::map<SampleId, std::uint32_t> emitted;
   std::map<SampleId, std::uint32_t> rejected;  // by how many runs
   for (auto it = incarnations.begin(); it != incarnations.end(); ++it) {
@@ -530,7 +604,7 @@ void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
     }
   }
   AuditReport& coverage = out.coverage;
-  coverage.expected = records;
+  coverage.expected = expected.size();
   const auto add = [&](std::string kind, std::string message) {
     if (out.problems.size() >= AuditReport::kMaxFindings) {
       out.problems_truncated = true;
@@ -538,15 +612,15 @@ void audit_resumed_epoch(const Incarnations& incarnations, EpochOutcome& out) {
     }
     out.problems.push_back({std::move(kind), std::move(message)});
   };
+  const auto not_in_epoch = [&](SampleId id) {
+    return id >= records ? ", not in the dataset of " + std::to_string(records) + " records"
+                         : ", not among the records the epoch's mix selects";
+  };
   for (const auto& [id, count] : emitted)
-    if (id >= records)
-      add("unknown", "id " + std::to_string(id) + " emitted, not in the dataset of " +
-                         std::to_string(records) + " records");
+    if (!in_epoch(id)) add("unknown", "id " + std::to_string(id) + " emitted" + not_in_epoch(id));
   for (const auto& [id, runs] : rejected)
-    if (id >= records)
-      add("unknown", "id " + std::to_string(id) + " rejected, not in the dataset of " +
-                         std::to_string(records) + " records");
-  for (SampleId id = 0; id < records; ++id) {
+    if (!in_epoch(id)) add("unknown", "id " + std::to_string(id) + " rejected" + not_in_epoch(id));
+  for (const SampleId id : expected) {
     const auto e = emitted.find(id);
     const std::uint32_t times = e == emitted.end() ? 0 : e->second;
     const bool was_rejected = rejected.contains(id);
@@ -752,7 +826,7 @@ int run_audit_command(const AuditOptions& options) {
               << " epoch(s)\n";
 
   if (options.json) {
-    Report report;
+    Report report = command_report("audit");
     report["ok"] = failed_epochs == 0;
     Report files = Report::array();
     for (const auto& ledger : options.ledgers) files.push_back(ledger.string());

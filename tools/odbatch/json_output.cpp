@@ -51,6 +51,10 @@ void write(const Report& value, std::size_t indent, std::string& out) {
 
 }  // namespace
 
+Report command_report(std::string_view command) {
+  return Report{{"command", command}, {"version", ODBATCH_VERSION}};
+}
+
 std::string to_readable_json(const Report& value) {
   std::string out;
   write(value, 0, out);

@@ -28,7 +28,7 @@ struct PlanOutcome {
 
 Report report_header(std::string_view kind, const Scenario& scenario, const BatchingConfig& config,
                      std::uint64_t epoch, std::uint32_t world) {
-  Report out;
+  Report out = command_report("plan");
   out["kind"] = kind;
   if (!scenario.description.empty()) out["description"] = scenario.description;
   out["epoch"] = epoch;

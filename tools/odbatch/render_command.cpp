@@ -240,7 +240,11 @@ int run_render_command(const RenderOptions& options) {
     print_tokens(*tokenizer, std::get<TokenizedSample>(result), color);
     std::cout << '\n';
   }
-  if (options.json) std::cout << to_readable_json(all) << '\n';
+  if (options.json) {
+    Report report = command_report("render");
+    report["records"] = std::move(all);
+    std::cout << to_readable_json(report) << '\n';
+  }
   return status;
 }
 

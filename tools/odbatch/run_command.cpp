@@ -12,8 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
+#include "json_output.hpp"
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/config/checkpoint_file.hpp"
 #include "odbatch/config/config_file_error.hpp"
@@ -114,48 +113,51 @@ class ProgressLine {
   std::thread thread_;
 };
 
-nlohmann::json stage_json(const StageSnapshot& stage) {
+Report stage_json(const StageSnapshot& stage) {
   return {{"items", stage.items},
           {"cpu_seconds", stage.cpu_seconds},
           {"cpu_us_per_item", ratio(1e6 * stage.cpu_seconds, real(stage.items))},
           {"blocked_seconds", stage.blocked_seconds}};
 }
 
-nlohmann::json summary_json(const StatsSnapshot& s, std::uint64_t steps_taken, double wall_seconds,
-                            double process_cpu) {
-  nlohmann::json rejected = nlohmann::json::object();
+Report summary_json(const StatsSnapshot& s, std::uint64_t steps_taken, double wall_seconds,
+                    double process_cpu) {
+  Report rejected = Report::object();
   for (const auto& [reason, count] : s.rejected_by_reason) rejected[reason] = count;
   const std::uint64_t real_batches = s.batches - s.idle_batches;
-  return {{"wall_seconds", wall_seconds},
-          {"process_cpu_seconds", process_cpu},
-          {"records_read", s.records_read},
-          {"samples_emitted", s.samples_emitted},
-          {"samples_rejected", s.samples_rejected},
-          {"rejected_by_reason", rejected},
-          {"batches", s.batches},
-          {"idle_batches", s.idle_batches},
-          {"steps_taken", steps_taken},
-          {"tokens", s.tokens},
-          {"labels", s.labels},
-          {"padding_efficiency", s.padding_efficiency()},
-          {"mean_tokens_per_batch", ratio(real(s.tokens), real(real_batches))},
-          {"mean_samples_per_batch", ratio(real(s.samples_emitted), real(real_batches))},
-          {"samples_per_second", ratio(real(s.samples_emitted), wall_seconds)},
-          {"tokens_per_second", ratio(real(s.tokens), wall_seconds)},
-          {"seconds_to_first_batch", s.seconds_to_first_batch},
-          {"trainer_wait_seconds", s.trainer_wait_seconds},
-          {"stages",
-           {{"reader", stage_json(s.reader)},
-            {"tokenizer", stage_json(s.tokenizer)},
-            {"image_decoder", stage_json(s.image_decoder)},
-            {"joiner", stage_json(s.joiner)},
-            {"packer", stage_json(s.packer)},
-            {"aligner", stage_json(s.aligner)},
-            {"coordinator", stage_json(s.coordinator)},
-            {"emitter", stage_json(s.emitter)}}}};
+  Report summary = command_report("run");
+  summary.update(
+      Report{{"wall_seconds", wall_seconds},
+             {"process_cpu_seconds", process_cpu},
+             {"records_read", s.records_read},
+             {"samples_emitted", s.samples_emitted},
+             {"samples_rejected", s.samples_rejected},
+             {"rejected_by_reason", rejected},
+             {"batches", s.batches},
+             {"idle_batches", s.idle_batches},
+             {"steps_taken", steps_taken},
+             {"tokens", s.tokens},
+             {"labels", s.labels},
+             {"padding_efficiency", s.padding_efficiency()},
+             {"mean_tokens_per_batch", ratio(real(s.tokens), real(real_batches))},
+             {"mean_samples_per_batch", ratio(real(s.samples_emitted), real(real_batches))},
+             {"samples_per_second", ratio(real(s.samples_emitted), wall_seconds)},
+             {"tokens_per_second", ratio(real(s.tokens), wall_seconds)},
+             {"seconds_to_first_batch", s.seconds_to_first_batch},
+             {"trainer_wait_seconds", s.trainer_wait_seconds},
+             {"stages",
+              {{"reader", stage_json(s.reader)},
+               {"tokenizer", stage_json(s.tokenizer)},
+               {"image_decoder", stage_json(s.image_decoder)},
+               {"joiner", stage_json(s.joiner)},
+               {"packer", stage_json(s.packer)},
+               {"aligner", stage_json(s.aligner)},
+               {"coordinator", stage_json(s.coordinator)},
+               {"emitter", stage_json(s.emitter)}}}});
+  return summary;
 }
 
-void print_summary(const nlohmann::json& j) {
+void print_summary(const Report& j) {
   std::printf("samples: %llu emitted, %llu rejected",
               j["samples_emitted"].get<unsigned long long>(),
               j["samples_rejected"].get<unsigned long long>());
@@ -288,7 +290,7 @@ int run_pipeline_command(const RunOptions& options) {
                                     process_cpu_seconds() - cpu_start);
   print_summary(summary);
   bool written = true;
-  if (json_path) written = write_text(*json_path, summary.dump(2) + '\n');
+  if (json_path) written = write_text(*json_path, to_readable_json(summary));
   if (stats_json_path)
     written = write_text(*stats_json_path, pipeline->stats_json() + '\n') && written;
   return written ? 0 : 1;

@@ -345,7 +345,7 @@ int run_simulate_command(const SimulateOptions& options) {
     tokens.push_back(s.tokens);
     patches.push_back(s.patches);
   }
-  Report report;
+  Report report = command_report("simulate");
   report["simulated"] = true;
   report["workload"] = {{"name", workload.name},
                         {"source", workload.source},

@@ -222,7 +222,7 @@ int run_stats_command(const StatsOptions& options) {
   const auto patches = summarize_lengths(field(samples, &SampleCost::patches), options.bins);
 
   const StatsSnapshot snapshot = pipeline->stats();
-  Report report;
+  Report report = command_report("stats");
   report["input"] = options.input.string();
   report["records"] = pipeline->dataset_records();
   report["samples"] = samples.size();

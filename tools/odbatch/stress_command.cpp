@@ -516,20 +516,22 @@ Report summarize(const std::vector<RunOutcome>& runs, const StressOptions& optio
             << ", audit problems " << audit_problems << ", max time to abort "
             << (max_abort ? std::to_string(*max_abort) + " ms" : std::string("-"))
             << ", runs with problems " << problem_runs << '\n';
-  return {{"runs", runs.size()},
-          {"ranks", options.ranks},
-          {"seed", options.seed},
-          {"faults", options.faults},
-          {"slack_ms", options.slack.count()},
-          {"hangs", hangs},
-          {"lost_samples", lost},
-          {"aborts_over_bound", over_bound},
-          {"unnamed_causes", unnamed},
-          {"successes_beside_failure", beside},
-          {"audit_problems", audit_problems},
-          {"max_abort_ms", max_abort ? Report(*max_abort) : Report()},
-          {"runs_with_problems", problem_runs},
-          {"by_fault", std::move(kinds)}};
+  Report report = command_report("stress");
+  report.update(Report{{"runs", runs.size()},
+                       {"ranks", options.ranks},
+                       {"seed", options.seed},
+                       {"faults", options.faults},
+                       {"slack_ms", options.slack.count()},
+                       {"hangs", hangs},
+                       {"lost_samples", lost},
+                       {"aborts_over_bound", over_bound},
+                       {"unnamed_causes", unnamed},
+                       {"successes_beside_failure", beside},
+                       {"audit_problems", audit_problems},
+                       {"max_abort_ms", max_abort ? Report(*max_abort) : Report()},
+                       {"runs_with_problems", problem_runs},
+                       {"by_fault", std::move(kinds)}});
+  return report;
 }
 
 }  // namespace
