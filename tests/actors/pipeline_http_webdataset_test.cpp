@@ -22,25 +22,13 @@ struct Epoch {
 };
 
 Epoch run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger_file) {
-  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
-  pipeline.start_epoch(0);
-  Epoch epoch;
-  epoch.digests = test::batch_digests(test::drain(pipeline));
-  epoch.ledger = test::read_ledger(ledger_file, 0);
-  return epoch;
+  auto run = test::run_single_rank_epoch(config, ledger_file);
+  return {test::batch_digests(run.batches), std::move(run.ledger)};
 }
 
+// The two small shards keep the test quick; small blocks make each one many.
 std::vector<std::filesystem::path> shards() {
-  test::require_dataset();
-  std::vector<std::filesystem::path> found;
-  if (std::filesystem::exists(kShardDir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(kShardDir))
-      if (entry.path().extension() == ".tar") found.push_back(entry.path());
-  }
-  if (found.size() < 2)
-    FAIL(kShardDir.string() << " holds no shards: the ctest fixture source.webdataset writes them");
-  std::sort(found.begin(), found.end());
-  // The two small shards keep the test quick; small blocks make each one many.
+  auto found = test::webdataset_shards(kShardDir);
   found.resize(2);
   return found;
 }

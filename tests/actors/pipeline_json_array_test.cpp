@@ -52,19 +52,8 @@ std::filesystem::path require_json_array() {
   return kJsonArrayFile;
 }
 
-struct Epoch {
-  std::vector<std::shared_ptr<const Batch>> batches;
-  test::LedgerContents ledger;
-};
-
-Epoch run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger_file) {
-  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
-  pipeline.start_epoch(0);
-  Epoch epoch;
-  epoch.batches = test::drain(pipeline);
-  epoch.ledger = test::read_ledger(ledger_file, 0);
-  return epoch;
-}
+using Epoch = test::EpochRun;
+constexpr auto run_epoch = test::run_single_rank_epoch;
 
 void write_jsonl(const std::filesystem::path& file, std::span<const std::string> lines) {
   std::ofstream out(file, std::ios::binary);

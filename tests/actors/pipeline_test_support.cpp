@@ -263,6 +263,29 @@ std::vector<std::uint64_t> batch_digests(const std::vector<std::shared_ptr<const
   return digests;
 }
 
+EpochRun run_single_rank_epoch(const PipelineConfig& config,
+                               const std::filesystem::path& ledger_file) {
+  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
+  pipeline.start_epoch(0);
+  EpochRun run;
+  run.batches = drain(pipeline);
+  run.ledger = read_ledger(ledger_file, 0);
+  return run;
+}
+
+std::vector<std::filesystem::path> webdataset_shards(const std::filesystem::path& dir) {
+  require_dataset();
+  std::vector<std::filesystem::path> found;
+  if (std::filesystem::exists(dir)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".tar") found.push_back(entry.path());
+  }
+  if (found.size() < 2)
+    FAIL(dir.string() << " holds no shards: the ctest fixture source.webdataset writes them");
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 LedgerContents read_ledger(const std::filesystem::path& file, std::uint64_t epoch) {
   std::ifstream in(file);
   REQUIRE_MESSAGE(in, "cannot read the ledger " << file.string());

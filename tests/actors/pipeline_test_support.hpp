@@ -73,6 +73,18 @@ struct LedgerContents {
 };
 LedgerContents read_ledger(const std::filesystem::path& file, std::uint64_t epoch);
 
+// Epoch 0 of `config` on one rank: its batches, and its ledger written to `ledger_file`.
+struct EpochRun {
+  std::vector<std::shared_ptr<const Batch>> batches;
+  LedgerContents ledger;
+};
+EpochRun run_single_rank_epoch(const PipelineConfig& config,
+                               const std::filesystem::path& ledger_file);
+
+// The tar shards in `dir` that the source.webdataset fixture writes, sorted by name; fails the
+// test when there are fewer than two.
+std::vector<std::filesystem::path> webdataset_shards(const std::filesystem::path& dir);
+
 // The ids of the tokenizer's vision tokens, looked up in the model.
 struct VisionTokens {
   std::int32_t start = 0;

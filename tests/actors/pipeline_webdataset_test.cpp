@@ -23,31 +23,11 @@ namespace {
 
 const std::filesystem::path kShardDir = ODBATCH_WEBDATASET_DIR;
 
-struct Epoch {
-  std::vector<std::shared_ptr<const Batch>> batches;
-  test::LedgerContents ledger;
-};
-
-Epoch run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger_file) {
-  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
-  pipeline.start_epoch(0);
-  Epoch epoch;
-  epoch.batches = test::drain(pipeline);
-  epoch.ledger = test::read_ledger(ledger_file, 0);
-  return epoch;
-}
+using Epoch = test::EpochRun;
+constexpr auto run_epoch = test::run_single_rank_epoch;
 
 std::vector<std::filesystem::path> shards() {
-  test::require_dataset();
-  std::vector<std::filesystem::path> found;
-  if (std::filesystem::exists(kShardDir)) {
-    for (const auto& entry : std::filesystem::directory_iterator(kShardDir))
-      if (entry.path().extension() == ".tar") found.push_back(entry.path());
-  }
-  if (found.size() < 2)
-    FAIL(kShardDir.string() << " holds no shards: the ctest fixture source.webdataset writes them");
-  std::sort(found.begin(), found.end());
-  return found;
+  return test::webdataset_shards(kShardDir);
 }
 
 // Images per sample of the mirror file, which holds the shards' records in order.

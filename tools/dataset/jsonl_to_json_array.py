@@ -15,22 +15,9 @@ records as the JSON Lines file must hold exactly those records.
 import argparse
 import json
 import os
-import sys
 import tempfile
 
-
-def records(path, stride):
-    kept = 0
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            if kept % stride == 0:
-                try:
-                    yield json.loads(line)
-                except ValueError as error:
-                    sys.exit(f"{path}:{number}: not JSON: {error}")
-            kept += 1
+from jsonl_records import records
 
 
 def write_array(out, elements, indent):

@@ -21,24 +21,11 @@ import argparse
 import io
 import json
 import os
-import sys
 import tarfile
 
 from PIL import Image
 
-
-def records(path, stride):
-    kept = 0
-    with open(path, "rb") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            if kept % stride == 0:
-                try:
-                    yield json.loads(line)
-                except ValueError as error:
-                    sys.exit(f"{path}:{number}: not JSON: {error}")
-            kept += 1
+from jsonl_records import records
 
 
 def image_paths(record):
