@@ -385,8 +385,7 @@ int run(const Options& options) {
   report["cores"] = std::thread::hardware_concurrency();
   report["load_average_at_start"] = rounded(load_average(), 2);
 
-  const auto index = std::make_shared<const DatasetIndex>(
-      DatasetIndex::build(config.source.files, dataset_index_options(config.source)));
+  const auto index = std::make_shared<const DatasetIndex>(build_dataset_index(config.source));
   const RecordReader records(index, config.source.reader);
   report["records"] = index->record_count();
   warm_file_cache(config, records);

@@ -44,6 +44,8 @@ using BatchQueue = BoundedQueue<QueuedBatch>;
 struct PipelineResources {
   PipelineConfig config;
   std::shared_ptr<const DatasetIndex> index;
+  // The sources each epoch mixes (source.mix); empty: every epoch reads every record.
+  std::vector<MixedSource> mix;
   std::shared_ptr<const RecordReader> records;
   std::shared_ptr<const ChatTokenizer> tokenizer;
   // The batch-deciding settings: every rank's must match at each epoch's first round, and a

@@ -66,8 +66,8 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
                                                         const DistEnv& dist) {
   validate(config);
   auto resources = std::make_shared<PipelineResources>();
-  auto index = std::make_shared<const DatasetIndex>(
-      DatasetIndex::build(config.source.files, dataset_index_options(config.source)));
+  auto index = std::make_shared<const DatasetIndex>(build_dataset_index(config.source));
+  resources->mix = mixed_sources(config.source, *index);
   resources->records = std::make_shared<const RecordReader>(index, config.source.reader);
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,
@@ -112,9 +112,12 @@ void Pipeline::Impl::start_metrics() {
 EpochShard Pipeline::Impl::epoch_shard(std::uint64_t number, std::uint32_t rank,
                                        std::uint32_t world) const {
   const auto& config = resources->config;
-  return EpochShard(resources->index->record_count(),
-                    ShardSpec{config.batching.seed, number, config.source.shuffle,
-                              config.source.split, rank, world});
+  const ShardSpec spec{config.batching.seed, number, config.source.shuffle,
+                       config.source.split,  rank,   world};
+  if (resources->mix.empty()) return EpochShard(resources->index->record_count(), spec);
+  return EpochShard(
+      std::make_shared<const EpochSelection>(resources->mix, spec.seed, number, spec.shuffle),
+      spec);
 }
 
 EpochShardSizes Pipeline::Impl::shard_sizes(std::uint64_t number) const {
@@ -149,7 +152,8 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
                                          abort_hook.get());
   if (ledger) {
     ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
-                                    resources->index->fingerprint(), epoch->shard_spec()});
+                                    resources->index->fingerprint(), epoch->shard_spec(),
+                                    resources->mix});
     if (steps_taken > 0) ledger->resumed(number, steps_taken);
   }
   auto& sys = *system;

@@ -91,7 +91,16 @@ struct BatchDecidingKey {
   std::string key;      // as the pipeline file spells it
   std::string setting;  // the name a mismatch gives
   std::function<void(PipelineConfig&, const Fixture&)> change;
+  // Applied to every rank's config before `change`, when the key needs a setting to change.
+  std::function<void(PipelineConfig&, const Fixture&)> base = {};
 };
+
+// The shorter file read whole every epoch and the other in halves over two epochs: the dataset
+// of the shorter and the other file one after the other, in one source or two.
+void mix_two_files(PipelineConfig& c, const Fixture& f) {
+  c.source.files = {f.shorter_file.string()};
+  c.source.mix = {{{f.file.string()}, 2}};
+}
 
 std::vector<BatchDecidingKey> batch_deciding_keys() {
   using C = PipelineConfig;
@@ -108,6 +117,17 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.source.on_bad_record = BadRecordPolicy::fail; }},
       {"source.conversation_member", "source.conversation_member",
        [](C& c, const F&) { c.source.reader.conversation_member = "txt"; }},
+      // The same files, so the same dataset, in one source instead of two.
+      {"source.mix.files", "source.mix",
+       [](C& c, const F& f) {
+         c.source.files = {f.shorter_file.string(), f.file.string()};
+         c.source.mix.clear();
+       },
+       mix_two_files},
+      {"source.mix.epochs_per_pass", "source.mix",
+       [](C& c, const F&) { c.source.mix[0].epochs_per_pass = 3; }, mix_two_files},
+      {"source.mix.fraction", "source.mix",
+       [](C& c, const F&) { c.source.mix[0].epochs_per_pass = 4; }, mix_two_files},
       {"tokenizer.model", "tokenizer.model",
        [](C& c, const F& f) { c.tokenizer.model = f.other_model; }},
       {"tokenizer.template", "tokenizer.template",
@@ -241,9 +261,11 @@ TEST_CASE("a rank whose batch-deciding setting differs fails every rank at round
   const auto config = fixture.config();
   for (const auto& row : batch_deciding_keys()) {
     CAPTURE(row.key);
-    auto odd = config;
+    auto base = config;
+    if (row.base) row.base(base, fixture);
+    auto odd = base;
     row.change(odd, fixture);
-    const auto errors = run_ranks(config, odd);
+    const auto errors = run_ranks(base, odd);
     for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
       CAPTURE(rank);
       CAPTURE(errors[rank]);

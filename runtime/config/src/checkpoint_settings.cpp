@@ -38,6 +38,20 @@ std::string exact(const std::array<double, 3>& values) {
   return "[" + exact(values[0]) + ", " + exact(values[1]) + ", " + exact(values[2]) + "]";
 }
 
+// "37 records every epoch; 100 records over 3 epochs": each source's records and epochs per pass,
+// source.files first.
+std::string describe_mix(const std::vector<MixedSource>& sources) {
+  std::string text;
+  for (const auto& source : sources) {
+    if (!text.empty()) text += "; ";
+    text += std::to_string(source.record_count) + " records " +
+            (source.epochs_per_pass == 1
+                 ? std::string("every epoch")
+                 : "over " + std::to_string(source.epochs_per_pass) + " epochs");
+  }
+  return text;
+}
+
 }  // namespace
 
 std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
@@ -47,7 +61,7 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
   const auto& images = config.images;
   const auto n = [](auto value) { return std::to_string(value); };
   const auto s = [](auto value) { return std::string(to_string(value)); };
-  return {
+  std::vector<RunSetting> settings{
       {"dataset", hex(index.fingerprint()) + " (" + n(index.record_count()) + " records)"},
       {"source.shuffle", flag(config.source.shuffle)},
       {"source.split", config.source.split == ShardSplit::contiguous ? "contiguous" : "strided"},
@@ -101,6 +115,10 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
       {"pipeline.layout", s(config.flow.layout)},
       {"pipeline.pad_id", n(config.flow.pad_id)},
   };
+  // Only a mixed dataset lists its sources, so checkpoints of unmixed ones stay as they were.
+  if (const auto sources = mixed_sources(config.source, index); !sources.empty())
+    settings.insert(settings.begin() + 1, {"source.mix", describe_mix(sources)});
+  return settings;
 }
 
 }  // namespace odbatch

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 
 #include <array>
+#include <stdexcept>
+#include <string>
 
 namespace odbatch {
 namespace {
@@ -29,6 +31,26 @@ DatasetIndexOptions dataset_index_options(const SourceConfig& source) {
   return DatasetIndexOptions{source.index_cache, source.remote};
 }
 
+DatasetIndex build_dataset_index(const SourceConfig& source) {
+  if (source.mix.empty()) return DatasetIndex::build(source.files, dataset_index_options(source));
+  std::vector<std::vector<std::string>> sources{source.files};
+  for (const auto& mixed : source.mix) sources.push_back(mixed.files);
+  return DatasetIndex::build_sources(sources, dataset_index_options(source));
+}
+
+std::vector<MixedSource> mixed_sources(const SourceConfig& source, const DatasetIndex& index) {
+  if (source.mix.empty()) return {};
+  const auto counts = index.source_record_counts();
+  if (counts.size() != source.mix.size() + 1)
+    throw std::invalid_argument("the dataset index holds " + std::to_string(counts.size()) +
+                                " sources, the config " + std::to_string(source.mix.size() + 1));
+  std::vector<MixedSource> sources{{0, counts[0], 1}};
+  for (std::size_t i = 0; i < source.mix.size(); ++i)
+    sources.push_back({sources.back().first_id + sources.back().record_count, counts[i + 1],
+                       source.mix[i].epochs_per_pass});
+  return sources;
+}
+
 std::string_view to_string(BadRecordPolicy policy) {
   return policy == BadRecordPolicy::skip ? "skip" : "fail";
 }
@@ -47,6 +69,12 @@ TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {
 
 void validate(const PipelineConfig& c) {
   if (c.source.files.empty()) throw ConfigError("source.files", "names no file");
+  for (std::size_t i = 0; i < c.source.mix.size(); ++i) {
+    const std::string key = "source.mix[" + std::to_string(i) + "]";
+    if (c.source.mix[i].files.empty()) throw ConfigError(key + ".files", "names no file");
+    if (c.source.mix[i].epochs_per_pass == 0)
+      throw ConfigError(key + ".epochs_per_pass", "must be at least 1");
+  }
   if (c.source.reader.max_record_bytes == 0)
     throw ConfigError("source.max_record_bytes", "must be at least 1");
   if (c.source.reader.conversation_member.empty() ||

@@ -1,6 +1,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -101,17 +102,36 @@ std::filesystem::path resolved(const std::filesystem::path& base_dir, const std:
   return p.is_absolute() ? p : base_dir / p;
 }
 
+// A list of paths, glob or brace patterns, URLs or @list files.
+std::vector<std::string> file_list(const toml::node& node, const std::filesystem::path& base_dir) {
+  const auto* array = node.as_array();
+  if (!array) throw SettingError("expected an array of file paths or glob patterns");
+  std::vector<std::string> files;
+  for (const auto& entry : *array) files.push_back(resolved(base_dir, text(entry)));
+  return files;
+}
+
+// A source read `fraction` of per epoch is read whole once every 1 / fraction epochs, which must
+// be a whole number: an epoch reads whole chunks of a pass, never a record twice.
+std::uint64_t epochs_per_pass_of_fraction(double fraction) {
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    throw SettingError("expected a number above 0 and at most 1, got " + std::to_string(fraction));
+  const double epochs = std::round(1.0 / fraction);
+  if (std::abs(epochs * fraction - 1.0) > 1e-9)
+    throw SettingError("expected 1 divided by a whole number (0.5, 0.25, ...), got " +
+                       std::to_string(fraction) +
+                       ": each epoch reads one of 1 / fraction equal chunks of the source");
+  return static_cast<std::uint64_t>(epochs);
+}
+
+constexpr std::string_view kMixKey = "source.mix";
+
 std::map<std::string, TableSetters, std::less<>> table_setters(
     const std::filesystem::path& base_dir) {
   std::map<std::string, TableSetters, std::less<>> tables;
   tables["source"] = {
-      {"files",
-       [base_dir](const toml::node& n, PipelineConfig& c) {
-         const auto* array = n.as_array();
-         if (!array) throw SettingError("expected an array of file paths or glob patterns");
-         c.source.files.clear();
-         for (const auto& entry : *array) c.source.files.push_back(resolved(base_dir, text(entry)));
-       }},
+      {"files", [base_dir](const toml::node& n,
+                           PipelineConfig& c) { c.source.files = file_list(n, base_dir); }},
       {"image_root",
        [base_dir](const toml::node& n, PipelineConfig& c) {
          c.source.image_root = resolved(base_dir, text(n));
@@ -136,6 +156,21 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
       {"on_bad_record",
        [](const toml::node& n, PipelineConfig& c) {
          c.source.on_bad_record = name_of<BadRecordPolicy>(n, parse_bad_record, "skip, fail");
+       }},
+  };
+  // One [[source.mix]] entry, a further source; the setters fill the entry last added.
+  tables[std::string(kMixKey)] = {
+      {"files",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().files = file_list(n, base_dir);
+       }},
+      {"epochs_per_pass",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().epochs_per_pass = integer(n, 1, std::uint64_t{1} << 32);
+       }},
+      {"fraction",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().epochs_per_pass = epochs_per_pass_of_fraction(number(n));
        }},
   };
   // A table inside [source]: its keys are source.remote.*.
@@ -356,28 +391,56 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
   // kept by a packed layout.
   if (config.batching.budget_mode == BudgetMode::packed) config.flow.layout = BatchLayout::packed;
   const auto tables = table_setters(base_dir);
+  std::function<void(const TableSetters&, const toml::table&, const std::string&)> apply;
+  // Each [[source.mix]] entry adds a source; its keys are named source.mix[i].key.
+  const auto apply_mix = [&](const toml::node& value, const std::string& key) {
+    const auto* entries = value.as_array();
+    if (!entries || !entries->is_array_of_tables())
+      throw ConfigFileError(location(source, value.source()), key,
+                            "expected [[source.mix]] tables, each a further source with its "
+                            "files and epochs_per_pass");
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const auto& entry = *entries->get(i)->as_table();
+      const std::string name = key + "[" + std::to_string(i) + "]";
+      if (const auto* weight = entry.get("weight"))
+        throw ConfigFileError(location(source, weight->source()), name + ".weight",
+                              "weights are not supported: a source read more than once in an "
+                              "epoch would repeat sample ids, and every id is read at most once "
+                              "an epoch; read the other sources less often instead (their "
+                              "epochs_per_pass above 1), or this one with epochs_per_pass or "
+                              "fraction = 1/n");
+      if (entry.contains("epochs_per_pass") && entry.contains("fraction"))
+        throw ConfigFileError(location(source, entry.get("fraction")->source()), name + ".fraction",
+                              "set either epochs_per_pass or fraction, not both");
+      config.source.mix.emplace_back();
+      apply(tables.find(kMixKey)->second, entry, name);
+    }
+  };
   // Sets the keys of `table` ([name]); a table inside it ([name.inner]) has setters of its own.
-  const std::function<void(const TableSetters&, const toml::table&, const std::string&)> apply =
-      [&](const TableSetters& setters, const toml::table& table, const std::string& name) {
-        for (const auto& [key, value] : table) {
-          const std::string full_key = name + "." + std::string(key.str());
-          if (const auto* inner = value.as_table()) {
-            const auto inner_setters = tables.find(full_key);
-            if (inner_setters == tables.end())
-              throw ConfigFileError(location(source, value.source()), full_key, "unknown table");
-            apply(inner_setters->second, *inner, full_key);
-            continue;
-          }
-          const auto setter = setters.find(key.str());
-          if (setter == setters.end())
-            throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
-          try {
-            setter->second(value, config);
-          } catch (const SettingError& e) {
-            throw ConfigFileError(location(source, value.source()), full_key, e.what());
-          }
-        }
-      };
+  apply = [&](const TableSetters& setters, const toml::table& table, const std::string& name) {
+    for (const auto& [key, value] : table) {
+      const std::string full_key = name + "." + std::string(key.str());
+      if (full_key == kMixKey) {
+        apply_mix(value, full_key);
+        continue;
+      }
+      if (const auto* inner = value.as_table()) {
+        const auto inner_setters = tables.find(full_key);
+        if (inner_setters == tables.end())
+          throw ConfigFileError(location(source, value.source()), full_key, "unknown table");
+        apply(inner_setters->second, *inner, full_key);
+        continue;
+      }
+      const auto setter = setters.find(key.str());
+      if (setter == setters.end())
+        throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
+      try {
+        setter->second(value, config);
+      } catch (const SettingError& e) {
+        throw ConfigFileError(location(source, value.source()), full_key, e.what());
+      }
+    }
+  };
   for (const auto& [name, node] : root) {
     if (name.str() == "batching") continue;
     const auto setters = tables.find(name.str());

@@ -21,17 +21,20 @@ void LedgerWriter::write_line(const std::string& line) {
 }
 
 void LedgerWriter::begin_epoch(const LedgerEpoch& e) {
-  write_line(
-      nlohmann::json{{"kind", "epoch"},
-                     {"epoch", e.epoch},
-                     {"rank", e.shard.rank},
-                     {"world_size", e.shard.world_size},
-                     {"record_count", e.record_count},
-                     {"dataset_fingerprint", hex_digest(e.dataset_fingerprint)},
-                     {"seed", e.shard.seed},
-                     {"shuffle", e.shard.shuffle},
-                     {"split", e.shard.split == ShardSplit::contiguous ? "contiguous" : "strided"}}
-          .dump());
+  nlohmann::json line{
+      {"kind", "epoch"},
+      {"epoch", e.epoch},
+      {"rank", e.shard.rank},
+      {"world_size", e.shard.world_size},
+      {"record_count", e.record_count},
+      {"dataset_fingerprint", hex_digest(e.dataset_fingerprint)},
+      {"seed", e.shard.seed},
+      {"shuffle", e.shard.shuffle},
+      {"split", e.shard.split == ShardSplit::contiguous ? "contiguous" : "strided"}};
+  // [first id, records, epochs per pass] per source, only when sources are mixed.
+  for (const auto& source : e.mix)
+    line["mix"].push_back({source.first_id, source.record_count, source.epochs_per_pass});
+  write_line(line.dump());
 }
 
 void LedgerWriter::step(std::uint64_t epoch, std::uint64_t step, std::uint64_t round, bool idle,

@@ -75,9 +75,23 @@ std::string describe_location(std::string_view path, const RecordLocation& locat
 
 DatasetIndex DatasetIndex::build(std::span<const std::string> paths_or_patterns,
                                  const DatasetIndexOptions& options) {
+  const std::vector<std::string> all(paths_or_patterns.begin(), paths_or_patterns.end());
+  return build_sources(std::span(&all, 1), options);
+}
+
+DatasetIndex DatasetIndex::build_sources(std::span<const std::vector<std::string>> sources,
+                                         const DatasetIndexOptions& options) {
+  if (sources.size() > 1) {
+    // Expanded together only to refuse a file named by two sources.
+    std::vector<std::string> all;
+    for (const auto& source : sources) all.insert(all.end(), source.begin(), source.end());
+    expand_dataset_paths(all);
+  }
   DatasetIndex index;
-  for (auto& path : expand_dataset_paths(paths_or_patterns)) {
-    index.scan_file(std::move(path), options);
+  for (const auto& source : sources) {
+    const std::uint64_t before = index.record_count();
+    for (auto& path : expand_dataset_paths(source)) index.scan_file(std::move(path), options);
+    index.source_records_.push_back(index.record_count() - before);
   }
   if (index.record_count() == 0) throw DatasetError(no_records(index.files_));
   index.offsets_.shrink_to_fit();

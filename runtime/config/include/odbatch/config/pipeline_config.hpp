@@ -11,6 +11,7 @@
 
 #include "odbatch/batch/batch.hpp"
 #include "odbatch/core/config.hpp"
+#include "odbatch/core/epoch_selection.hpp"
 #include "odbatch/dist/distributed_config.hpp"
 #include "odbatch/image/image_file_limits.hpp"
 #include "odbatch/image/jpeg_decoder_limits.hpp"
@@ -29,9 +30,19 @@ namespace odbatch {
 enum class BadRecordPolicy : std::uint8_t { skip, fail };
 std::string_view to_string(BadRecordPolicy policy);
 
+// A further source mixed into every epoch ([[source.mix]]): its records are read once every
+// `epochs_per_pass` epochs, a chunk each epoch (odbatch/core/epoch_selection.hpp).
+struct MixSourceConfig {
+  std::vector<std::string> files;  // as SourceConfig::files
+  std::uint64_t epochs_per_pass = 1;
+};
+
 struct SourceConfig {
-  // JSONL, JSON array or tar shard files, glob and brace patterns, URLs, "@list" files.
+  // JSONL, JSON array or tar shard files, glob and brace patterns, URLs, "@list" files. Read
+  // whole every epoch.
   std::vector<std::string> files;
+  // Further sources; their records' ids follow those of `files`, in order.
+  std::vector<MixSourceConfig> mix;
   std::filesystem::path image_root;
   // Where tar shards' indexes are cached; empty: shards are indexed on every run.
   std::filesystem::path index_cache;
@@ -45,6 +56,13 @@ struct SourceConfig {
 
 // How the source's files are indexed: the tar index cache and remote-file options.
 DatasetIndexOptions dataset_index_options(const SourceConfig& source);
+
+// The index of source.files and then each source.mix entry's files.
+DatasetIndex build_dataset_index(const SourceConfig& source);
+
+// The sources each epoch mixes, over an index build_dataset_index() built: empty without
+// source.mix, where every epoch reads every record.
+std::vector<MixedSource> mixed_sources(const SourceConfig& source, const DatasetIndex& index);
 
 struct TokenizerStageConfig {
   std::filesystem::path model;

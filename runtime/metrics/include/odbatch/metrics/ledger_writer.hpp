@@ -7,7 +7,9 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "odbatch/core/epoch_selection.hpp"
 #include "odbatch/core/rejection.hpp"
 #include "odbatch/core/sample.hpp"
 #include "odbatch/source/epoch_shard.hpp"
@@ -20,6 +22,8 @@ struct LedgerEpoch {
   std::uint64_t record_count = 0;  // of the whole dataset
   std::uint64_t dataset_fingerprint = 0;
   ShardSpec shard;
+  // The sources the epoch mixes (odbatch/core/epoch_selection.hpp); empty: every record.
+  std::vector<MixedSource> mix;
 };
 
 // Thread-safe appends, each line flushed to the file as it is written.

@@ -77,6 +77,14 @@ class DatasetIndex {
   // JsonArrayScanner), and naming the files when none of them holds a record.
   static DatasetIndex build(std::span<const std::string> paths_or_patterns,
                             const DatasetIndexOptions& options = {});
+  // Several sources' files in one index, in source order, so ids count on from one source to the
+  // next (epoch_selection.hpp mixes them). Throws as build() does, and DatasetError when two
+  // sources name the same file.
+  static DatasetIndex build_sources(std::span<const std::vector<std::string>> sources,
+                                    const DatasetIndexOptions& options = {});
+
+  // The number of records of each source (build(): one source).
+  std::span<const std::uint64_t> source_record_counts() const { return source_records_; }
 
   std::uint64_t record_count() const { return offsets_.size(); }
   std::span<const DatasetFile> files() const { return files_; }
@@ -119,6 +127,7 @@ class DatasetIndex {
   std::uint64_t line_of(SampleId id, const DatasetFile& file) const;
 
   std::vector<DatasetFile> files_;
+  std::vector<std::uint64_t> source_records_;
   std::vector<std::shared_ptr<const ByteSource>> sources_;
   std::vector<Flaw> flaws_;  // ascending by record
   std::vector<std::uint64_t> offsets_;
