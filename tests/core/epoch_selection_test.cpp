@@ -34,7 +34,7 @@ std::vector<SampleId> of_source(const std::vector<SampleId>& ids, const MixedSou
 
 }  // namespace
 
-TEST_CASE("a keyed permutation is a permutation of 0 to size - 1 for every size, fixed by its key") {
+TEST_CASE("a keyed permutation permutes 0 to size - 1 for every size, fixed by its key") {
   for (std::uint64_t size : {1, 2, 3, 5, 16, 17, 100, 1000, 4097}) {
     CAPTURE(size);
     const KeyedPermutation permutation(size, {1, 2, 3});
