@@ -10,6 +10,7 @@
 
 #include "cli_test_support.hpp"
 #include "json_convention.hpp"
+#include "tar_builder.hpp"
 
 namespace {
 
@@ -109,4 +110,50 @@ TEST_CASE("render says why a template refuses a record, and exits 1") {
   CHECK(out[0]["error"]["message"].get<std::string>().find("System role not supported") !=
         std::string::npos);
   CHECK(run_cli("render " + shell_quoted(config) + " --record nowhere.jsonl:x").status == 2);
+}
+
+TEST_CASE("render reads a tar shard's samples, with their image members, by key or position") {
+  if (!data_built()) return;
+  // A real photo as the image member of sample "a"; sample "b" is text only.
+  fs::path photo;
+  for (const auto& entry : fs::recursive_directory_iterator(kData / "images"))
+    if (entry.path().extension() == ".jpg") {
+      photo = entry.path();
+      break;
+    }
+  REQUIRE(!photo.empty());
+  const std::string turns = R"("conversations": [{"from": "human", "value": "What is this?"}, )"
+                            R"({"from": "gpt", "value": "A photo."}])";
+  const auto shard =
+      scratch().write("render-shard.tar",
+                      odbatch::test::tar_bytes({{"a.json", "{\"image\": \"jpg\", " + turns + "}"},
+                                                {"a.jpg", read_file(photo)},
+                                                {"b.json", "{" + turns + "}"}}));
+  // ChatML's template takes text contents: the image becomes its placeholder text.
+  const auto config = scratch().write(
+      "render-tar.toml", read_file(config_with_template("render-tar-base", "chatml.jinja")) +
+                             "image_content = \"text\"\n");
+
+  const auto by_key = run_cli("render " + shell_quoted(config) + " --record " +
+                              shell_quoted(shard.string() + ":a") + " --json");
+  REQUIRE(by_key.status == 0);
+  const json a = json::parse(by_key.out)["records"].at(0);
+  CHECK(a["record"] == shard.string() + ":a");
+  REQUIRE(a["image_spans"].size() == 1);
+  CHECK(a["image_spans"][0]["length"].get<int>() > 0);
+
+  const auto by_position = run_cli("render " + shell_quoted(config) + " --record " +
+                                   shell_quoted(shard.string() + "[1]"));
+  REQUIRE(by_position.status == 0);
+  CHECK(by_position.out.starts_with("== " + shard.string() + ":b (2 messages, 0 images)"));
+
+  const auto all =
+      run_cli("render " + shell_quoted(config) + " " + shell_quoted(shard) + " --json");
+  REQUIRE(all.status == 0);
+  CHECK(json::parse(all.out)["records"].size() == 2);
+
+  const auto missing = run_cli("render " + shell_quoted(config) + " --record " +
+                               shell_quoted(shard.string() + ":zz"));
+  CHECK(missing.status == 2);
+  CHECK(missing.err.find("no record with the key zz") != std::string::npos);
 }

@@ -291,9 +291,12 @@ CLI::App* add_render_command(CLI::App& app, RenderArguments& arguments) {
       "token ids with their pieces, and the supervised positions");
   render->add_option("config", arguments.config, "Pipeline TOML file")->required();
   render->add_option("records", arguments.records_file,
-                     "JSONL file whose records are all rendered (default: the first record of "
-                     "the config's first source file)");
-  render->add_option("--record", arguments.record, "One record: FILE:LINE (lines count from 1)")
+                     "Dataset file (JSONL, JSON array or tar shard) whose records are all "
+                     "rendered (default: the first record of the config's first source file)");
+  render
+      ->add_option("--record", arguments.record,
+                   "One record: FILE:LINE (JSONL, lines from 1), FILE[N] (JSON array element or "
+                   "tar sample, from 0) or SHARD:KEY")
       ->excludes(render->get_option("records"));
   render->add_flag("--json", arguments.json, "Write JSON: text, ids, pieces, labels per record");
   auto* color = render->add_flag("--color", arguments.color, "Colour even when not a terminal");

@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -16,6 +19,10 @@
 #include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/source/dataset_index.hpp"
+#include "odbatch/source/dataset_paths.hpp"
+#include "odbatch/source/record_reader.hpp"
+#include "odbatch/source/tar_sample.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch::cli {
@@ -30,63 +37,136 @@ struct RenderInputError : std::runtime_error {
 };
 
 struct SourceRecord {
-  std::string location;  // "file:line"
+  std::string
+      location;  // as the pipeline's messages say: "file:line", "file[n]@offset", "shard:key"
   std::string text;
+  bool tar_sample = false;
+  std::vector<TarMember> members;         // a tar sample's members besides its record: its images
+  std::optional<RecordRejection> unread;  // why the reader rejected it, as a pipeline would
 };
 
-std::vector<SourceRecord> read_records(const std::filesystem::path& file,
-                                       std::optional<std::size_t> only_line) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw RenderInputError(file.string() + ": cannot read");
+SourceRecord source_record(Record record) {
+  const bool tar_sample = !record.key.empty();
+  return {record.where(), std::move(record.text), tar_sample, std::move(record.members), {}};
+}
+
+// Which record of a file to read, by its id or by what reading it tells.
+struct RecordSelector {
+  std::string spec;  // for messages
+  std::function<bool(const DatasetIndex&, SampleId, const Record&)> matches;
+};
+
+// The records of `file` (JSON Lines, JSON array or tar shard) read through the dataset index as
+// the pipeline reads them: all of them, or the first that `select` matches.
+std::vector<SourceRecord> read_records(const std::string& file, const PipelineConfig& config,
+                                       const std::optional<RecordSelector>& select) {
+  const std::vector<std::string> files = {file};
+  const auto index = std::make_shared<const DatasetIndex>(
+      DatasetIndex::build(files, dataset_index_options(config.source)));
+  const RecordReader reader(index, config.source.reader);
   std::vector<SourceRecord> records;
-  std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
-    if (only_line && number != *only_line) continue;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    records.push_back({file.string() + ":" + std::to_string(number), line});
-    if (only_line) break;
+  for (SampleId id = 0; id < index->record_count(); ++id) {
+    auto read = reader.read(id);
+    if (auto* rejection = std::get_if<RecordRejection>(&read)) {
+      if (!select) records.push_back({index->describe(id), {}, false, {}, std::move(*rejection)});
+      continue;  // with a selector: not a record it can match
+    }
+    auto& record = std::get<Record>(read);
+    if (!select) {
+      records.push_back(source_record(std::move(record)));
+    } else if (select->matches(*index, id, record)) {
+      return {source_record(std::move(record))};
+    }
   }
-  if (only_line && records.empty())
-    throw RenderInputError(file.string() + ": no record at line " + std::to_string(*only_line));
+  if (select) throw RenderInputError(file + ": no record " + select->spec);
   return records;
 }
 
-std::vector<SourceRecord> records_of(const RenderOptions& options, const PipelineConfig& config) {
-  if (options.record) {
-    const auto colon = options.record->rfind(':');
-    if (colon == std::string::npos || colon + 1 == options.record->size())
-      throw RenderInputError("--record " + *options.record + ": expected FILE:LINE");
-    std::size_t line = 0;
-    for (const char c : options.record->substr(colon + 1)) {
-      if (c < '0' || c > '9' || line > 1'000'000'000)
-        throw RenderInputError("--record " + *options.record + ": LINE is not a line number");
-      line = line * 10 + static_cast<std::size_t>(c - '0');
+// --record FILE:LINE (JSON Lines, lines from 1), FILE[N] (the N-th element of a JSON array or
+// sample of a tar shard, from 0, as locations print them) or SHARD:KEY (a tar sample's key).
+std::vector<SourceRecord> read_one_record(const std::string& spec, const PipelineConfig& config) {
+  const auto bad = [&](const std::string& why) {
+    return RenderInputError("--record " + spec + ": " + why);
+  };
+  const auto number = [&](std::string_view digits) {
+    std::size_t value = 0;
+    if (digits.empty()) throw bad("expected FILE:LINE, FILE[N] or SHARD:KEY");
+    for (const char c : digits) {
+      if (c < '0' || c > '9' || value > 1'000'000'000) return std::optional<std::size_t>();
+      value = value * 10 + static_cast<std::size_t>(c - '0');
     }
-    if (line == 0) throw RenderInputError("--record " + *options.record + ": lines count from 1");
-    return read_records(options.record->substr(0, colon), line);
+    return std::optional<std::size_t>(value);
+  };
+  if (spec.ends_with("]")) {
+    const auto open = spec.rfind('[');
+    const auto n = open == std::string::npos
+                       ? std::nullopt
+                       : number(std::string_view(spec).substr(open + 1, spec.size() - open - 2));
+    if (!n) throw bad("N in FILE[N] is not a number");
+    return read_records(
+        spec.substr(0, open), config,
+        RecordSelector{"[" + std::to_string(*n) + "]",
+                       [n](const DatasetIndex&, SampleId id, const Record&) { return id == *n; }});
   }
-  if (options.records_file) return read_records(*options.records_file, std::nullopt);
+  const auto colon = spec.rfind(':');
+  if (colon == std::string::npos || colon + 1 == spec.size())
+    throw bad("expected FILE:LINE, FILE[N] or SHARD:KEY");
+  const std::string file = spec.substr(0, colon);
+  const std::string after = spec.substr(colon + 1);
+  if (const auto line = number(after)) {
+    if (*line == 0) throw bad("lines count from 1");
+    return read_records(
+        file, config,
+        RecordSelector{"at line " + after,
+                       [line, after](const DatasetIndex&, SampleId, const Record& r) {
+                         // A shard's keys are often numbers: "000017".
+                         return r.key.empty() ? r.line == *line : r.key == after;
+                       }});
+  }
+  return read_records(
+      file, config,
+      RecordSelector{"with the key " + after, [after](const DatasetIndex&, SampleId,
+                                                      const Record& r) { return r.key == after; }});
+}
+
+std::vector<SourceRecord> records_of(const RenderOptions& options, const PipelineConfig& config) {
+  if (options.record) return read_one_record(*options.record, config);
+  if (options.records_file)
+    return read_records(options.records_file->string(), config, std::nullopt);
   if (config.source.files.empty()) throw RenderInputError("the config names no source file");
-  return read_records(config.source.files.front(), 1);
+  const auto files = expand_dataset_paths(config.source.files);
+  return read_records(
+      files.front(), config,
+      RecordSelector{"", [](const DatasetIndex&, SampleId, const Record&) { return true; }});
+}
+
+// The bytes of each image of a record: a file under the image root, or a tar sample's member.
+std::vector<std::uint8_t> image_bytes(const SourceRecord& record, const std::string& image,
+                                      const PipelineConfig& config) {
+  if (record.tar_sample) {
+    if (const auto* member = find_member(record.members, image)) return member->bytes;
+    throw RenderInputError("image " + image + ": the sample has no such member");
+  }
+  const std::filesystem::path path = config.source.image_root / image;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RenderInputError(path.string() + ": cannot read the image");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // Each image's visual token count, from its header (JPEG, PNG or WebP) and the config's geometry,
 // as the pipeline's image decoder fixes it.
-std::vector<std::uint32_t> visual_tokens(const Conversation& conversation,
+std::vector<std::uint32_t> visual_tokens(const SourceRecord& record,
+                                         const Conversation& conversation,
                                          const PipelineConfig& config) {
   std::vector<std::uint32_t> tokens;
   ImageDecoder decoder(config.images.decoder_limits);
   for (const std::string& image : conversation.images) {
-    const std::filesystem::path path = config.source.image_root / image;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw RenderInputError(path.string() + ": cannot read the image");
-    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                          std::istreambuf_iterator<char>());
+    const auto bytes = image_bytes(record, image, config);
     const auto header = decoder.read_header(bytes);
-    if (!header) throw RenderInputError(path.string() + ": " + header.error().message);
+    if (!header) throw RenderInputError("image " + image + ": " + header.error().message);
     const auto target =
         smart_resize(header.value().height, header.value().width, config.images.geometry);
-    if (!target) throw RenderInputError(path.string() + ": " + target.error().message);
+    if (!target) throw RenderInputError("image " + image + ": " + target.error().message);
     tokens.push_back(target.value().grid.tokens);
   }
   return tokens;
@@ -201,7 +281,22 @@ int run_render_command(const RenderOptions& options) {
   int status = 0;
   Report all = Report::array();
   for (const SourceRecord& record : records) {
-    const auto parsed = parse_conversation(record.text, record.location);
+    // A tar sample's image members are its images when its record names none, as in a pipeline.
+    if (record.unread) {
+      if (options.json)
+        all.push_back({{"record", record.location},
+                       {"error",
+                        {{"reason", to_string(record.unread->reason)},
+                         {"message", record.unread->message}}}});
+      else
+        std::cout << "== " << record.location << ": refused: " << record.unread->message << "\n\n";
+      status = 1;
+      continue;
+    }
+    std::vector<std::string> member_images;
+    for (const auto* member : implicit_images(record.members))
+      member_images.push_back(member->extension);
+    const auto parsed = parse_conversation(record.text, record.location, member_images);
     if (const auto* rejection = std::get_if<RecordRejection>(&parsed)) {
       if (options.json)
         all.push_back({{"record", record.location},
@@ -214,7 +309,7 @@ int run_render_command(const RenderOptions& options) {
     const auto& conversation = std::get<Conversation>(parsed);
     std::vector<std::uint32_t> visual;
     try {
-      visual = visual_tokens(conversation, *config);
+      visual = visual_tokens(record, conversation, *config);
     } catch (const RenderInputError& e) {
       std::cerr << "odbatch render: " << record.location << ": " << e.what() << '\n';
       return 2;

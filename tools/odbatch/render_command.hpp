@@ -11,8 +11,9 @@ namespace odbatch::cli {
 
 struct RenderOptions {
   std::filesystem::path config;  // a pipeline TOML file
-  // FILE:LINE (1-based) of one record, or a JSONL file whose records are all rendered; neither:
-  // the first record of the config's first source file.
+  // One record: FILE:LINE (JSON Lines, 1-based), FILE[N] (a JSON array's element or a tar
+  // shard's sample, 0-based) or SHARD:KEY; or a dataset file of any format whose records are all
+  // rendered; neither: the first record of the config's first source file.
   std::optional<std::string> record;
   std::optional<std::filesystem::path> records_file;
   bool json = false;
