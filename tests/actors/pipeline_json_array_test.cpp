@@ -61,26 +61,6 @@ void write_jsonl(const std::filesystem::path& file, std::span<const std::string>
   REQUIRE_MESSAGE(out.good(), "cannot write " << file.string());
 }
 
-// Checks every batch and audits the epoch: each of `images_per_sample`'s ids emitted once or
-// rejected once.
-AuditReport check_and_audit(const Epoch& epoch, const PipelineConfig& config,
-                            const std::map<SampleId, std::size_t>& images_per_sample,
-                            std::vector<SampleId> file_starts = {0}) {
-  BatchExpectations expect;
-  expect.config = &config;
-  expect.vision = test::vision_tokens(config);
-  expect.file_starts = std::move(file_starts);
-  expect.images_per_sample = images_per_sample;
-  auto rank = test::check_epoch(epoch.batches, expect);
-  rank.rejected = epoch.ledger.rejected;
-  std::vector<SampleId> every_id;
-  for (const auto& [id, images] : images_per_sample) every_id.push_back(id);
-  const auto report = audit_epoch(every_id, std::span(&rank, 1), config.batching);
-  INFO(report.summary());
-  CHECK(report.ok());
-  return report;
-}
-
 }  // namespace
 
 TEST_CASE("a JSON array gives the batches of the same records as JSONL, and resumes exactly") {
@@ -103,7 +83,7 @@ TEST_CASE("a JSON array gives the batches of the same records as JSONL, and resu
   REQUIRE(digests.size() > 4);
   CHECK(digests == test::batch_digests(from_jsonl.batches));
   CHECK(from_array.ledger.steps == from_jsonl.ledger.steps);
-  const auto report = check_and_audit(from_array, array_config, images_per_sample);
+  const auto report = test::check_and_audit(from_array, array_config, images_per_sample);
   CHECK(report.emitted + 5 >= lines.size());  // real records are nearly all good
   for (const auto& rejection : from_array.ledger.rejected) {
     CAPTURE(rejection.detail);
@@ -151,7 +131,7 @@ TEST_CASE(
   whole_config.source.files = {whole.string()};
   const auto mixed = run_epoch(mixed_config, dir.path() / "mixed-ledger.jsonl");
   const auto from_whole = run_epoch(whole_config, dir.path() / "whole-ledger.jsonl");
-  check_and_audit(mixed, mixed_config, images_per_sample, {0, half});
+  test::check_and_audit(mixed, mixed_config, images_per_sample, {0, half});
   // The same ids in the same steps, and the same tokens: only the rows' source files differ.
   CHECK(mixed.ledger.steps == from_whole.ledger.steps);
   REQUIRE(mixed.batches.size() == from_whole.batches.size());
@@ -198,7 +178,7 @@ TEST_CASE(
   auto config = test::small_config({array_file});
   config.images.workers = 2;
   const auto epoch = run_epoch(config, dir.path() / "ledger.jsonl");
-  const auto report = check_and_audit(epoch, config, images_per_sample);
+  const auto report = test::check_and_audit(epoch, config, images_per_sample);
   CHECK(report.emitted + 5 >= lines.size());
   std::map<SampleId, Rejection> rejected;
   for (const auto& rejection : epoch.ledger.rejected) rejected[rejection.id] = rejection;

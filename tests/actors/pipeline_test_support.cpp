@@ -8,6 +8,7 @@
 #include <bit>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "odbatch/core/stable_hash.hpp"
 #include "odbatch/text/tokenize_result.hpp"
@@ -450,6 +451,24 @@ RankLedger check_epoch(const std::vector<std::shared_ptr<const Batch>>& batches,
     ledger.steps.push_back(check_batch(*batches[i], expect));
   }
   return ledger;
+}
+
+AuditReport check_and_audit(const EpochRun& epoch, const PipelineConfig& config,
+                            const std::map<SampleId, std::size_t>& images_per_sample,
+                            std::vector<SampleId> file_starts) {
+  BatchExpectations expect;
+  expect.config = &config;
+  expect.vision = vision_tokens(config);
+  expect.file_starts = std::move(file_starts);
+  expect.images_per_sample = images_per_sample;
+  auto rank = check_epoch(epoch.batches, expect);
+  rank.rejected = epoch.ledger.rejected;
+  std::vector<SampleId> every_id;
+  for (const auto& [id, images] : images_per_sample) every_id.push_back(id);
+  const auto report = audit_epoch(every_id, std::span(&rank, 1), config.batching);
+  INFO(report.summary());
+  CHECK(report.ok());
+  return report;
 }
 
 }  // namespace odbatch::test

@@ -112,4 +112,11 @@ EmittedStep check_batch(const Batch& batch, const BatchExpectations& expect);
 RankLedger check_epoch(const std::vector<std::shared_ptr<const Batch>>& batches,
                        const BatchExpectations& expect);
 
+// Checks every batch of a one-rank epoch and CHECKs its audit: each id of `images_per_sample`
+// (every sample that may be emitted, with its image count) emitted once or rejected once, as
+// the ledger says. `file_starts` as in BatchExpectations.
+AuditReport check_and_audit(const EpochRun& epoch, const PipelineConfig& config,
+                            const std::map<SampleId, std::size_t>& images_per_sample,
+                            std::vector<SampleId> file_starts = {0});
+
 }  // namespace odbatch::test

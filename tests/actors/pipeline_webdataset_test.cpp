@@ -44,24 +44,6 @@ std::map<SampleId, std::size_t> mirror_images() {
   return images;
 }
 
-AuditReport audit(const Epoch& epoch, const PipelineConfig& config,
-                  const std::map<SampleId, std::size_t>& images_per_sample,
-                  std::vector<SampleId> file_starts) {
-  test::BatchExpectations expect;
-  expect.config = &config;
-  expect.vision = test::vision_tokens(config);
-  expect.file_starts = std::move(file_starts);
-  expect.images_per_sample = images_per_sample;
-  auto rank = test::check_epoch(epoch.batches, expect);
-  rank.rejected = epoch.ledger.rejected;
-  std::vector<SampleId> every_id;
-  for (const auto& [id, images] : images_per_sample) every_id.push_back(id);
-  const auto report = audit_epoch(every_id, std::span(&rank, 1), config.batching);
-  INFO(report.summary());
-  CHECK(report.ok());
-  return report;
-}
-
 template <class Span>
 bool equal_spans(const Span& a, const Span& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
@@ -111,7 +93,7 @@ TEST_CASE("tar shards give the batches of the same records as JSON Lines, and re
     CHECK(same_content(*from_tars.batches[i], *from_jsonl.batches[i]));
   }
   const auto images = mirror_images();
-  const auto report = audit(from_tars, tar_config, images, shard_starts(files));
+  const auto report = test::check_and_audit(from_tars, tar_config, images, shard_starts(files));
   CHECK(report.emitted + 10 >= images.size());
   std::size_t with_images = 0;
   for (const auto& [id, count] : images) with_images += count > 0;

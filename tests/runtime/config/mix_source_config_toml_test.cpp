@@ -12,6 +12,7 @@
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "toml_snippet.hpp"
 
 namespace odbatch {
 namespace {
@@ -24,16 +25,11 @@ model = "spm.model"
 )";
 
 PipelineConfig parse(const std::string& extra) {
-  return PipelineConfig::from_toml(std::string(kMinimal) + extra, "p.toml", "/base");
+  return test::parse_snippet(kMinimal, extra);
 }
 
 std::string error_of(const std::string& extra) {
-  try {
-    parse(extra);
-  } catch (const ConfigFileError& e) {
-    return e.what();
-  }
-  return "";
+  return test::snippet_error(kMinimal, extra);
 }
 
 }  // namespace

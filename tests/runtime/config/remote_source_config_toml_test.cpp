@@ -6,6 +6,7 @@
 
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "toml_snippet.hpp"
 
 namespace odbatch {
 namespace {
@@ -19,16 +20,11 @@ model = "spm.model"
 )";
 
 PipelineConfig parse(const std::string& extra) {
-  return PipelineConfig::from_toml(std::string(kMinimal) + extra, "p.toml", "/base");
+  return test::parse_snippet(kMinimal, extra);
 }
 
 std::string error_of(const std::string& extra) {
-  try {
-    parse(extra);
-  } catch (const ConfigFileError& e) {
-    return e.what();
-  }
-  return "";
+  return test::snippet_error(kMinimal, extra);
 }
 
 TEST_CASE("[source.remote] sets the remote options, and without it they keep their defaults") {
