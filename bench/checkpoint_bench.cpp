@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench_report.hpp"
+#include "bench_timing.hpp"
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
@@ -19,18 +20,12 @@
 namespace odbatch::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct Options {
   std::string config = std::string(ODBATCH_SOURCE_DIR) + "/examples/pipeline.toml";
   std::uint64_t steps = 20;
   std::vector<std::uint32_t> worlds;
   std::string out_path;
 };
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Runs `body(rank)` on every rank of a fresh in-process group and waits; rethrows the first error.
 template <typename Body>

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench_report.hpp"
+#include "bench_timing.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader.hpp"
@@ -32,23 +33,12 @@
 namespace odbatch::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct Options {
   double gigabytes = 2.5;
   std::filesystem::path dir = std::filesystem::temp_directory_path();
   std::uint64_t repeat = 5;
   std::string out_path;
 };
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 std::vector<std::string> dataset_lines() {
   const auto path = std::filesystem::path(ODBATCH_SOURCE_DIR) / "data/sft/sharegpt.jsonl";

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_report.hpp"
+#include "bench_timing.hpp"
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
@@ -35,8 +36,6 @@
 namespace odbatch::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr double kOverheadTarget = 1.25;
 
 struct Options {
@@ -48,10 +47,6 @@ struct Options {
   double slow_factor = 1.5;
   std::string out_path;
 };
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // User + system CPU of every thread of this process.
 double process_cpu_seconds() {

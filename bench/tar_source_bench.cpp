@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_report.hpp"
+#include "bench_timing.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/dataset_index.hpp"
@@ -31,7 +32,6 @@
 namespace odbatch::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 const std::filesystem::path kData = std::filesystem::path(ODBATCH_SOURCE_DIR) / "data";
 
 struct Options {
@@ -40,15 +40,6 @@ struct Options {
   std::uint64_t repeat = 5;
   std::string out_path;
 };
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 std::string file_bytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
