@@ -15,16 +15,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "odbatch/core/epoch_selection.hpp"
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {
 namespace {
+
+using test::RankRun;
+using test::run_ranks;
 
 constexpr std::uint64_t kMainRecords = 40;
 constexpr std::uint64_t kMixRecords = 45;
@@ -112,34 +113,6 @@ AuditRun audit_ledger(const std::filesystem::path& ledger) {
   const int status = pclose(pipe);
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
-}
-
-// Runs `body` on every rank of an in-process group; returns each rank's batches and checkpoint.
-struct RankRun {
-  std::vector<std::shared_ptr<const Batch>> batches;
-  Checkpoint part;
-  std::exception_ptr error;
-};
-
-template <typename Body>
-std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
-  const auto group = InprocGroup::create(world);
-  std::vector<RankRun> runs(world);
-  std::vector<std::thread> threads;
-  for (std::uint32_t rank = 0; rank < world; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        body(DistEnv::inproc(group, rank, world), runs[rank]);
-      } catch (...) {
-        runs[rank].error = std::current_exception();
-      }
-    });
-  for (auto& thread : threads) thread.join();
-  for (std::uint32_t rank = 0; rank < world; ++rank) {
-    CAPTURE(rank);
-    REQUIRE_MESSAGE(!runs[rank].error, test::exception_message(runs[rank].error));
-  }
-  return runs;
 }
 
 std::multiset<SampleId> emitted_ids(const std::vector<RankRun>& runs) {

@@ -6,16 +6,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <exception>
 #include <random>
 #include <set>
-#include <thread>
 
-#include "odbatch/dist/inproc_collective.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {
 namespace {
+
+using test::RankRun;
+using test::run_ranks;
 
 PipelineConfig resume_config(const std::filesystem::path& dir) {
   auto records = test::text_records(150);
@@ -75,34 +75,6 @@ TEST_CASE("one rank resumes at random cut points with the very batches of an uni
         CHECK(resumed_digests(config, DistEnv::single(), checkpoint) == rest);
       }
     }
-}
-
-struct RankRun {
-  std::vector<std::shared_ptr<const Batch>> batches;
-  Checkpoint part;
-  std::exception_ptr error;
-};
-
-// Every rank of an in-process group runs `body(pipeline-less rank)`.
-template <typename Body>
-std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
-  const auto group = InprocGroup::create(world);
-  std::vector<RankRun> runs(world);
-  std::vector<std::thread> threads;
-  for (std::uint32_t rank = 0; rank < world; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        body(DistEnv::inproc(group, rank, world), runs[rank]);
-      } catch (...) {
-        runs[rank].error = std::current_exception();
-      }
-    });
-  for (auto& thread : threads) thread.join();
-  for (std::uint32_t rank = 0; rank < world; ++rank) {
-    CAPTURE(rank);
-    REQUIRE_MESSAGE(!runs[rank].error, test::exception_message(runs[rank].error));
-  }
-  return runs;
 }
 
 std::vector<RankRun> whole_epoch(const PipelineConfig& config, std::uint32_t world) {

@@ -9,10 +9,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/core/ledger.hpp"
+#include "odbatch/dist/inproc_collective.hpp"
 
 namespace odbatch::test {
 
@@ -118,5 +122,35 @@ RankLedger check_epoch(const std::vector<std::shared_ptr<const Batch>>& batches,
 AuditReport check_and_audit(const EpochRun& epoch, const PipelineConfig& config,
                             const std::map<SampleId, std::size_t>& images_per_sample,
                             std::vector<SampleId> file_starts = {0});
+
+// One rank's share of an in-process multi-rank run: what its body recorded, and what it threw.
+struct RankRun {
+  std::vector<std::shared_ptr<const Batch>> batches;
+  Checkpoint part;
+  std::exception_ptr error;
+};
+
+// Runs `body(env, run)` on every rank of a fresh in-process group, each on its own thread;
+// REQUIREs that none threw.
+template <typename Body>
+std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
+  const auto group = InprocGroup::create(world);
+  std::vector<RankRun> runs(world);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < world; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        body(DistEnv::inproc(group, rank, world), runs[rank]);
+      } catch (...) {
+        runs[rank].error = std::current_exception();
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  for (std::uint32_t rank = 0; rank < world; ++rank) {
+    CAPTURE(rank);
+    REQUIRE_MESSAGE(!runs[rank].error, exception_message(runs[rank].error));
+  }
+  return runs;
+}
 
 }  // namespace odbatch::test
