@@ -1,6 +1,8 @@
 // A dataset file through the reader's stages: index, positioned reads, conversation parser. Input
 // whose first byte besides whitespace is '[' is a JSON array file (DatasetIndex tells the kinds
-// apart by content), any other JSONL.
+// apart by content), any other JSONL. Input that starts like a tar shard or a gzip stream is
+// another kind of file; the tar_shard target covers shards, so here it only has to index and read
+// without breaking a contract.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/record_reader.hpp"
+#include "odbatch/source/tar_shard_index.hpp"
 
 namespace odbatch::fuzz {
 namespace {
@@ -156,12 +159,36 @@ Outcome json_array_records(const std::string& path, std::string_view bytes) {
   return outcome;
 }
 
+// A file DatasetIndex does not read as JSON: a gzip stream is refused naming the file; a tar shard
+// indexes or fails naming the file, and each of its samples reads or is rejected with a reason.
+Outcome other_format_records(const std::string& path, std::string_view bytes) {
+  std::shared_ptr<const DatasetIndex> index;
+  try {
+    index = std::make_shared<const DatasetIndex>(DatasetIndex::build(std::vector{path}));
+  } catch (const DatasetError& e) {
+    expect(std::string_view(e.what()).find(path) != std::string_view::npos, kTarget,
+           "a dataset error names the file");
+    return Outcome::rejected;
+  }
+  expect(starts_like_tar(bytes), kTarget, "a gzip-compressed dataset file is refused");
+  const RecordReader reader(index, RecordReaderOptions{.max_record_bytes = kJsonlRecordLimit});
+  Outcome outcome = Outcome::rejected;
+  for (SampleId id = 0; id < index->record_count(); ++id) {
+    const auto read = reader.read(id);
+    if (std::holds_alternative<RecordRejection>(read)) continue;
+    const Record& record = std::get<Record>(read);
+    if (parse_read_record(record, record.where()) == Outcome::accepted) outcome = Outcome::accepted;
+  }
+  return outcome;
+}
+
 }  // namespace
 
 Outcome jsonl_records(Input input) {
   static ScratchFile scratch;
   const std::string path = scratch.write(input);
   const std::string_view bytes(reinterpret_cast<const char*>(input.data()), input.size());
+  if (starts_like_tar(bytes) || starts_like_gzip(bytes)) return other_format_records(path, bytes);
   if (is_json_array(bytes)) return json_array_records(path, bytes);
   const auto expected = split_records(bytes);
 
