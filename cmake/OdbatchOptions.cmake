@@ -1,5 +1,6 @@
 option(ODBATCH_WERROR "Treat compiler warnings as errors" OFF)
 option(ODBATCH_BUILD_TESTS "Build the test suite" ON)
+option(ODBATCH_BUILD_BENCH "Build the benchmarks in bench/" ON)
 set(ODBATCH_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,undefined or thread")
 set(ODBATCH_WITH_CUDA "AUTO" CACHE STRING "Build CUDA/NCCL parts: ON, OFF or AUTO (on where nvcc exists)")
 set_property(CACHE ODBATCH_WITH_CUDA PROPERTY STRINGS ON OFF AUTO)
