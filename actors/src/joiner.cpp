@@ -75,9 +75,10 @@ void release(joiner_actor::stateful_pointer<JoinerState> self) {
   if (released > 0) self->send(s.context->wiring().reader, credit_atom::value, released);
 }
 
-// The first round's batches wait for the lookahead: without it, the second round would need a
-// whole window of new samples while the first round's steps hold only its good groups (about 60%
-// of a window on real data), and a trainer only a little slower than the pipeline would wait.
+// The first round's batches wait for the lookahead (first_round_lookahead): without it, the second
+// round would need all its new samples while the first round's steps hold only its good groups
+// (about 60% of its admission on real data), and a trainer only a little slower than the pipeline
+// would wait.
 void prime_if_ready(joiner_actor::stateful_pointer<JoinerState> self) {
   auto& s = self->state;
   auto& context = *s.context;
@@ -88,7 +89,7 @@ void prime_if_ready(joiner_actor::stateful_pointer<JoinerState> self) {
   for (auto it = s.pending.find(s.ready_end); it != s.pending.end() && it->second.complete();
        it = s.pending.find(s.ready_end))
     ++s.ready_end;
-  if (s.ready_end - s.next_out < effective_lookahead(context.config()) &&
+  if (s.ready_end - s.next_out < first_round_lookahead(context.config(), context.start().round) &&
       s.ready_end < context.shard().size())
     return;
   s.primed = true;

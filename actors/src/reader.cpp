@@ -189,7 +189,7 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
   report_exceptions_to(self, context, "reader");
   self->state.context = context;
   self->state.capacity =
-      context->config().flow.reader_capacity + effective_lookahead(context->config());
+      context->config().flow.reader_capacity + reader_lookahead(context->config());
   self->state.credits = self->state.capacity;
   context->stats().reader_in_flight.capacity.store(self->state.capacity, std::memory_order_relaxed);
   credits_changed(self->state);

@@ -155,6 +155,10 @@ class Pipeline:
         self._ended = False  # whether it ended
         self._steps = 0  # steps of it taken
         self._step_info = None
+        # (steps, global samples consumed) where the current round began, and (steps, samples)
+        # of the last round finished: the pace estimated_len() extrapolates.
+        self._round_began = (0, 0)
+        self._last_round = None
         self._completed = {}  # epoch -> its steps, for the epochs this pipeline went through
 
     # -- the native pipeline, made on first use ------------------------------------------------
@@ -210,6 +214,7 @@ class Pipeline:
         self._epoch, self._ended, self._steps = epoch, False, 0
         self._chosen_epoch = None
         self._step_info = None
+        self._round_began, self._last_round = (0, 0), None
 
     def __iter__(self):
         self._pipeline()
@@ -242,6 +247,12 @@ class Pipeline:
             self._completed[self._epoch] = self._steps
             raise StopIteration
         batch, info = got
+        previous = self._step_info
+        if previous is not None and info.round != previous.round:
+            began_steps, began_samples = self._round_began
+            consumed = previous.global_samples_consumed
+            self._last_round = (self._steps - began_steps, consumed - began_samples)
+            self._round_began = (self._steps, consumed)
         self._steps += 1
         self._step_info = info
         if self._to_tensor is not None:
@@ -294,8 +305,9 @@ class Pipeline:
 
     def estimated_len(self):
         """An estimate of the current epoch's steps: exact when len() is known; else the mean of
-        the completed epochs; else extrapolated from the samples consumed so far in this epoch.
-        None before any step."""
+        the completed epochs; else the steps taken plus the samples left at the pace of the last
+        finished round (of the whole epoch so far while in the first round): rough during the
+        warm-up's first rounds, whose steps hold fewer samples. None before any step."""
         try:
             return len(self)
         except TypeError:
@@ -306,8 +318,11 @@ class Pipeline:
         if info is None or info.global_samples_consumed == 0:
             return None
         native = self._pipeline()
-        epoch_samples = native.shard_records * native.world_size
-        return max(self._steps, round(self._steps * epoch_samples / info.global_samples_consumed))
+        left = native.shard_records * native.world_size - info.global_samples_consumed
+        steps, samples = self._last_round or (self._steps, info.global_samples_consumed)
+        if steps == 0 or samples == 0:
+            steps, samples = self._steps, info.global_samples_consumed
+        return self._steps + max(0, round(left * steps / samples))
 
     # -- checkpoints -------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ PipelineConfig two_sample_rounds() {
   config.batching.window = 2;
   config.batching.token_budget = 1024;
   config.batching.max_seq_len = 1024;
+  config.batching.warmup = Warmup::none;
   return config;
 }
 

@@ -1,10 +1,13 @@
-// The lookahead: the first round's batches wait until `lookahead` samples beyond the first window
-// are preprocessed, so that the second round's admission is under way before the trainer starts.
-// When the first batch is out, the tokenizer has therefore finished at least window + lookahead
-// of these text-only records (or all of them), whatever the workers' timing; the batches
-// themselves do not depend on it.
+// The lookahead: the first round's batches wait until `lookahead` samples beyond the first round's
+// admission are preprocessed, so that the second round's admission is under way before the
+// trainer starts. When the first batch is out, the tokenizer has therefore finished at least that
+// many of these text-only records (or all of them), whatever the workers' timing; the batches
+// themselves do not depend on it. Unset, the lookahead is the second round's admission.
 #include <doctest/doctest.h>
 
+#include <optional>
+
+#include "odbatch/core/warmup.hpp"
 #include "pipeline_test_support.hpp"
 
 namespace odbatch {
@@ -17,7 +20,7 @@ struct FirstBatch {
   std::vector<std::uint64_t> digests;  // of the whole epoch
 };
 
-FirstBatch run(const std::filesystem::path& file, std::uint32_t lookahead) {
+FirstBatch run(const std::filesystem::path& file, std::optional<std::uint32_t> lookahead) {
   auto config = test::small_config({file});
   config.flow.lookahead = lookahead;
   // Slow, uneven workers: without the gate the first round would be planned and collated long
@@ -40,25 +43,41 @@ TEST_CASE("the first batch waits for the lookahead, and the batches do not depen
   const test::TempDir dir;
   const auto file = dir.path() / "text.jsonl";
   test::write_jsonl(file, test::text_records(kRecords));
-  const std::uint32_t window = test::small_config({file}).batching.window;
+  const auto batching = test::small_config({file}).batching;
+  const std::uint32_t first_round = admission_threshold(batching, 0);
+  const std::uint32_t second_round = admission_threshold(batching, 1);
 
   const auto none = run(file, 0);
-  CHECK(none.tokenized_by_then >= window);
+  CHECK(none.tokenized_by_then >= first_round);
   const auto some = run(file, 150);
-  CHECK(some.tokenized_by_then >= window + 150);
+  CHECK(some.tokenized_by_then >= first_round + 150);
+  const auto unset = run(file, std::nullopt);
+  CHECK(unset.tokenized_by_then >= first_round + second_round);
   // A lookahead beyond the dataset waits for all of it, and still ends.
   const auto all = run(file, 100'000);
   CHECK(all.tokenized_by_then == kRecords);
 
   CHECK(some.digests == none.digests);
+  CHECK(unset.digests == none.digests);
   CHECK(all.digests == none.digests);
 }
 
-TEST_CASE("the lookahead defaults to the window") {
+TEST_CASE("unset, the lookahead is sized from the window and the warm-up") {
   auto config = test::small_config({"unused.jsonl"});
-  CHECK(effective_lookahead(config) == config.batching.window);
+  config.batching.window = 4096;
+  config.batching.warmup = Warmup::short_ramp;
+  // The reader may run a whole window ahead; the first round waits only for the next one's
+  // admission: window/8 behind round 0's window/16, then a whole window once the ramp is over.
+  CHECK(reader_lookahead(config) == 4096);
+  CHECK(first_round_lookahead(config, 0) == 512);
+  CHECK(first_round_lookahead(config, 2) == 2048);
+  CHECK(first_round_lookahead(config, 3) == 4096);
+  config.batching.warmup = Warmup::none;
+  CHECK(first_round_lookahead(config, 0) == 4096);
   config.flow.lookahead = 7;
-  CHECK(effective_lookahead(config) == 7);
+  CHECK(reader_lookahead(config) == 7);
+  CHECK(first_round_lookahead(config, 0) == 7);
+  CHECK(first_round_lookahead(config, 5) == 7);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ TEST_CASE("after an epoch the scraped counters are those of stats()") {
   CHECK(sample_value(text, "odbatch_queue_depth{rank=\"0\",queue=\"batch_queue\"}") == 0);
   const auto& config = pipeline.config();
   CHECK(sample_value(text, "odbatch_queue_capacity{rank=\"0\",queue=\"reader_in_flight\"}") ==
-        real(config.flow.reader_capacity + effective_lookahead(config)));
+        real(config.flow.reader_capacity + reader_lookahead(config)));
   CHECK(sample_value(text, "odbatch_queue_capacity{rank=\"0\",queue=\"batch_queue\"}") ==
         real(config.flow.prefetch));
 

@@ -210,7 +210,7 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.batching.max_seq_len = 1024; }},
       {"batching.window", "batching.window", [](C& c, const F&) { c.batching.window = 5; }},
       {"batching.warmup", "batching.warmup",
-       [](C& c, const F&) { c.batching.warmup = Warmup::short_ramp; }},
+       [](C& c, const F&) { c.batching.warmup = Warmup::linear; }},
       {"batching.max_defer_rounds", "batching.max_defer_rounds",
        [](C& c, const F&) { c.batching.max_defer_rounds = 2; }},
       {"batching.hold_pct", "batching.hold_pct", [](C& c, const F&) { c.batching.hold_pct = 90; }},

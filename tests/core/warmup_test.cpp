@@ -6,7 +6,9 @@ using namespace odbatch;
 
 TEST_CASE("warm-up thresholds") {
   BatchingConfig c;
+  CHECK(c.warmup == Warmup::short_ramp);  // the default
   c.window = 160;
+  c.warmup = Warmup::none;
   CHECK(admission_threshold(c, 0) == 160);
   CHECK(admission_threshold(c, 7) == 160);
   CHECK(ramp_rounds(Warmup::none) == 0);

@@ -27,8 +27,8 @@ struct SimulateOptions {
   std::uint32_t token_budget = 12288;
   BudgetMode budget_mode = BudgetMode::padded;
   std::uint32_t window = 1024;
-  std::uint32_t max_seq_len = 16384;  // cap of drawn lengths
-  Warmup warmup = Warmup::none;       // of the balanced policy
+  std::uint32_t max_seq_len = 16384;   // cap of drawn lengths
+  Warmup warmup = Warmup::short_ramp;  // of the balanced policy
   Warmup reference_warmup = Warmup::linear;
   std::string model = "2b";                // cost model preset
   std::optional<std::string> calibration;  // "N1:T1,N2:T2": samples per rank-step, seconds

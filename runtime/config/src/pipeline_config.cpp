@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "odbatch/core/warmup.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -55,8 +57,13 @@ std::string_view to_string(BadRecordPolicy policy) {
   return policy == BadRecordPolicy::skip ? "skip" : "fail";
 }
 
-std::uint32_t effective_lookahead(const PipelineConfig& config) {
+std::uint32_t reader_lookahead(const PipelineConfig& config) {
   return config.flow.lookahead.value_or(config.batching.window);
+}
+
+std::uint32_t first_round_lookahead(const PipelineConfig& config, std::uint64_t first_round) {
+  if (config.flow.lookahead) return *config.flow.lookahead;
+  return admission_threshold(config.batching, first_round + 1);
 }
 
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {

@@ -69,7 +69,8 @@ lookahead = 0
   CHECK(c.flow.pad_id == 2);
   CHECK(c.flow.reader_capacity == 9);
   CHECK(c.flow.lookahead == 0u);
-  CHECK(effective_lookahead(c) == 0);
+  CHECK(reader_lookahead(c) == 0);
+  CHECK(first_round_lookahead(c, 0) == 0);
 }
 
 TEST_CASE("the tokenizer takes its length and label policies from the batching table") {
@@ -105,7 +106,9 @@ TEST_CASE("the bundled example loads") {
   const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
   CHECK(c.source.files.size() == 1);
   CHECK(c.batching.window == 4096);
-  CHECK(effective_lookahead(c) == 4096);
+  CHECK(c.batching.warmup == Warmup::short_ramp);
+  CHECK(reader_lookahead(c) == 4096);
+  CHECK(first_round_lookahead(c, 0) == 512);
 }
 
 TEST_CASE("budget mode and layout: every combination, incompatible ones refused naming both keys") {

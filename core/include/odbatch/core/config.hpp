@@ -26,7 +26,8 @@ struct BatchingConfig {
   std::uint32_t patch_budget = 0;  // sum of vision patches per group; 0 = unlimited
   std::uint32_t max_seq_len = 16384;
   std::uint32_t window = 1024;  // samples admitted per round once warm
-  Warmup warmup = Warmup::none;
+  // A short ramp puts the first batch after window/16 samples instead of a whole window.
+  Warmup warmup = Warmup::short_ramp;
   std::uint32_t max_defer_rounds = 4;  // D
   std::uint32_t hold_pct = 98;         // fill a group needs to count as good
   Policy policy = Policy::balanced;

@@ -18,8 +18,8 @@ namespace odbatch {
 
 struct ThroughputSetup {
   BatchingConfig batching;  // budget, budget mode, window, deferral limit and seed of the plan
-  Warmup balanced_warmup = Warmup::none;     // odbatch's default
-  Warmup reference_warmup = Warmup::linear;  // the public package's 20-round ramp
+  Warmup balanced_warmup = Warmup::short_ramp;  // odbatch's default
+  Warmup reference_warmup = Warmup::linear;     // the public package's 20-round ramp
   ClusterShape cluster;
   StepCostModel cost_model;
   std::vector<std::uint32_t> standard_batch_sizes{1, 2, 4, 8};

@@ -86,7 +86,8 @@ struct FlowConfig {
   // workers busy while the joiner waits for a slow sample.
   std::uint32_t reader_capacity = 256;
   // Samples preprocessed ahead of the round being admitted, waiting in the joiner; the first
-  // round's proposal waits until they are ready. Unset: the window (effective_lookahead).
+  // round's proposal waits until they are ready. Unset: sized automatically (reader_lookahead,
+  // first_round_lookahead).
   std::optional<std::uint32_t> lookahead;
   std::uint32_t prefetch = 4;  // batches waiting for the trainer
   BatchLayout layout = BatchLayout::padded;
@@ -138,7 +139,14 @@ void validate(const PipelineConfig& config);
 // The tokenizer options with the batching config's length and label policies applied.
 TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
 
-// `flow.lookahead`, or the window when unset.
-std::uint32_t effective_lookahead(const PipelineConfig& config);
+// How far the reader may run ahead of admission, beyond `flow.reader_capacity`: `flow.lookahead`,
+// or the window when unset, so that a whole round's samples can be ready once the ramp is over.
+std::uint32_t reader_lookahead(const PipelineConfig& config);
+
+// Samples that must be ready behind the epoch's first round (`first_round`: 0, or the round a
+// resume starts at) before it is proposed: `flow.lookahead`, or when unset the admission of the
+// round after it, so that round's samples are waiting when the first round's batches are out.
+// Under the short warm-up that is window/8 behind window/16, not a whole window behind another.
+std::uint32_t first_round_lookahead(const PipelineConfig& config, std::uint64_t first_round);
 
 }  // namespace odbatch
