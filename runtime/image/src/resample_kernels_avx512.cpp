@@ -30,6 +30,15 @@ struct Avx512Ops {
         _mm512_max_epi32(_mm512_srai_epi32(sum, kPrecisionBits), _mm512_setzero_si512());
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtusepi32_epi8(v));
   }
+  static void store_bytes_3(std::uint8_t* p, Vector a, Vector b, Vector c) {
+    store_bytes(p, a);
+    store_bytes(p + kLanes, b);
+    store_bytes(p + 2 * kLanes, c);
+  }
+  static void store_bytes_4(std::uint8_t* p, Vector a, Vector b, Vector c, Vector d) {
+    store_bytes_3(p, a, b, c);
+    store_bytes(p + 3 * kLanes, d);
+  }
   static __m128i fold_to_4(Vector v) {
     const __m256i halves =
         _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));

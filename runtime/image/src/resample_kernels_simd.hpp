@@ -13,6 +13,8 @@
 //   Vector multiply_add(acc, a, b)            acc + a * b, per lane
 //   Vector add(a, b)                          a + b, per lane
 //   void store_bytes(uint8_t*, Vector)        (lane >> 22) clamped to 0..255, kLanes bytes
+//   void store_bytes_3(uint8_t*, a, b, c)     store_bytes of a, b, c, one after another
+//   void store_bytes_4(uint8_t*, a, b, c, d)  the same for four vectors
 //   __m128i fold_to_4(Vector)                 lanes added in groups of 4 (lane i % 4)
 //   bool kRowBlocks                           whether the horizontal pass runs a block of
 //                                             kLanes rows at a time (a multiple of 8 lanes)
@@ -157,26 +159,30 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
 }
 
 // Byte (i, j) of an 8x8 tile, at src + i * src_stride + j, goes to dst + j * dst_stride + i.
+// Written out in full: GCC at -O2 keeps arrays and loops of vectors on the stack.
 [[maybe_unused]] void transpose_8x8(const std::uint8_t* src, std::size_t src_stride,
                                     std::uint8_t* dst, std::size_t dst_stride) {
-  __m128i r[8];
-  for (int i = 0; i < 8; ++i)
-    r[i] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * src_stride));
-  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]);
-  const __m128i a1 = _mm_unpacklo_epi8(r[2], r[3]);
-  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]);
-  const __m128i a3 = _mm_unpacklo_epi8(r[6], r[7]);
+  const auto row = [&](int i) {
+    return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  };
+  const __m128i a0 = _mm_unpacklo_epi8(row(0), row(1));
+  const __m128i a1 = _mm_unpacklo_epi8(row(2), row(3));
+  const __m128i a2 = _mm_unpacklo_epi8(row(4), row(5));
+  const __m128i a3 = _mm_unpacklo_epi8(row(6), row(7));
   const __m128i b0 = _mm_unpacklo_epi16(a0, a1);
   const __m128i b1 = _mm_unpackhi_epi16(a0, a1);
   const __m128i b2 = _mm_unpacklo_epi16(a2, a3);
   const __m128i b3 = _mm_unpackhi_epi16(a2, a3);
-  const __m128i columns[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
-                              _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
-  for (int k = 0; k < 4; ++k) {
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k) * dst_stride), columns[k]);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * dst_stride),
-                     _mm_srli_si128(columns[k], 8));
-  }
+  // Each holds two columns, which become two rows.
+  const auto store = [&](int j, __m128i columns) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride), columns);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (j + 1) * dst_stride),
+                     _mm_srli_si128(columns, 8));
+  };
+  store(0, _mm_unpacklo_epi32(b0, b2));
+  store(2, _mm_unpackhi_epi32(b0, b2));
+  store(4, _mm_unpacklo_epi32(b1, b3));
+  store(6, _mm_unpackhi_epi32(b1, b3));
 }
 
 // A rows x bytes matrix (row i at src + i * src_stride) into its transpose (row j at
@@ -196,28 +202,114 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
     for (std::size_t j = 0; j < bytes; ++j) dst[j * dst_stride + i] = src[i * src_stride + j];
 }
 
+// Eight rows of 16 bytes (row i at src + i * src_stride) into 16 columns of 8 bytes, one after
+// another at dst: three rounds of interleaving, and every result is two whole columns.
+[[maybe_unused]] void rows_to_columns_8x16(const std::uint8_t* src, std::size_t src_stride,
+                                           std::uint8_t* dst) {
+  const auto row = [&](int i) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  };
+  const __m128i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+  const __m128i r4 = row(4), r5 = row(5), r6 = row(6), r7 = row(7);
+  const auto store = [&](int k, __m128i columns) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 16 * k), columns);
+  };
+  // Rows 0-3 and 4-7 of columns 0-3 and 4-7 as 32-bit lanes, and two columns a vector.
+  const auto finish = [&](int first, __m128i a0, __m128i a1, __m128i a2, __m128i a3) {
+    const __m128i b0 = _mm_unpacklo_epi16(a0, a1);
+    const __m128i b1 = _mm_unpackhi_epi16(a0, a1);
+    const __m128i b2 = _mm_unpacklo_epi16(a2, a3);
+    const __m128i b3 = _mm_unpackhi_epi16(a2, a3);
+    store(first, _mm_unpacklo_epi32(b0, b2));
+    store(first + 1, _mm_unpackhi_epi32(b0, b2));
+    store(first + 2, _mm_unpacklo_epi32(b1, b3));
+    store(first + 3, _mm_unpackhi_epi32(b1, b3));
+  };
+  finish(0, _mm_unpacklo_epi8(r0, r1), _mm_unpacklo_epi8(r2, r3), _mm_unpacklo_epi8(r4, r5),
+         _mm_unpacklo_epi8(r6, r7));
+  finish(4, _mm_unpackhi_epi8(r0, r1), _mm_unpackhi_epi8(r2, r3), _mm_unpackhi_epi8(r4, r5),
+         _mm_unpackhi_epi8(r6, r7));
+}
+
+// The inverse: 16 columns of 8 bytes, one after another at src, into eight rows of 16 bytes (row
+// i at dst + i * dst_stride). A byte shuffle pairs the two columns of each load, which leaves an
+// 8x8 transpose of 16-bit words.
+[[maybe_unused]] void columns_to_rows_16x8(const std::uint8_t* src, std::uint8_t* dst,
+                                           std::size_t dst_stride) {
+  const __m128i pair = _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+  const auto pairs = [&](int k) {
+    return _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * k)), pair);
+  };
+  const __m128i p0 = pairs(0), p1 = pairs(1), p2 = pairs(2), p3 = pairs(3);
+  const __m128i p4 = pairs(4), p5 = pairs(5), p6 = pairs(6), p7 = pairs(7);
+  // Rows 0-3 (lo) and 4-7 (hi) of column pairs 0-1, 2-3, 4-5, 6-7 as 32-bit lanes.
+  const __m128i a0 = _mm_unpacklo_epi16(p0, p1), a1 = _mm_unpackhi_epi16(p0, p1);
+  const __m128i a2 = _mm_unpacklo_epi16(p2, p3), a3 = _mm_unpackhi_epi16(p2, p3);
+  const __m128i a4 = _mm_unpacklo_epi16(p4, p5), a5 = _mm_unpackhi_epi16(p4, p5);
+  const __m128i a6 = _mm_unpacklo_epi16(p6, p7), a7 = _mm_unpackhi_epi16(p6, p7);
+  const auto store = [&](int i, __m128i left, __m128i right) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * dst_stride),
+                     _mm_unpacklo_epi64(left, right));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (i + 1) * dst_stride),
+                     _mm_unpackhi_epi64(left, right));
+  };
+  // Two rows a vector, left half of the columns and right half.
+  store(0, _mm_unpacklo_epi32(a0, a2), _mm_unpacklo_epi32(a4, a6));
+  store(2, _mm_unpackhi_epi32(a0, a2), _mm_unpackhi_epi32(a4, a6));
+  store(4, _mm_unpacklo_epi32(a1, a3), _mm_unpacklo_epi32(a5, a7));
+  store(6, _mm_unpackhi_epi32(a1, a3), _mm_unpackhi_epi32(a5, a7));
+}
+
+// kLanes rows of `bytes` bytes (row i at src + i * src_stride) into `bytes` columns of kLanes
+// bytes, one after another at dst.
+template <std::uint32_t kLanes>
+void rows_to_columns(const std::uint8_t* src, std::size_t src_stride, std::size_t bytes,
+                     std::uint8_t* dst) {
+  std::size_t j = 0;
+  if constexpr (kLanes == 8)
+    for (; j + 16 <= bytes; j += 16) rows_to_columns_8x16(src + j, src_stride, dst + j * kLanes);
+  transpose(src + j, src_stride, kLanes, bytes - j, dst + j * kLanes, kLanes);
+}
+
+// `bytes` columns of kLanes bytes, one after another at src, into kLanes rows (row i at
+// dst + i * dst_stride).
+template <std::uint32_t kLanes>
+void columns_to_rows(const std::uint8_t* src, std::size_t bytes, std::uint8_t* dst,
+                     std::size_t dst_stride) {
+  std::size_t j = 0;
+  if constexpr (kLanes == 8)
+    for (; j + 16 <= bytes; j += 16) columns_to_rows_16x8(src + j * kLanes, dst + j, dst_stride);
+  transpose(src + j * kLanes, kLanes, bytes - j, kLanes, dst + j, dst_stride);
+}
+
 // The horizontal pass over Ops::kLanes rows at once, one row a lane: the block is transposed so
 // that each source byte column is kLanes contiguous bytes, every output byte column is then a
 // weighted sum of whole source columns (the vertical pass's shape, with no per-pixel reduction),
-// and the result is transposed back. Rows left over (fewer than a block) take the per-pixel
-// kernels.
+// and the result is transposed back. The last block ends at the last row, so it overlaps the one
+// before and rewrites some rows with the bytes they have; only passes of fewer rows than a block
+// take the per-pixel kernels.
 template <class Ops, std::uint32_t kChannels>
 void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
                               const ExpandedView& layout) {
   constexpr std::uint32_t kLanes = Ops::kLanes;
+  if (pass.rows < kLanes) {
+    if constexpr (kChannels == 3)
+      horizontal_rgb<Ops>(pass, axis, layout);
+    else
+      horizontal_grey<Ops>(pass, axis, layout);
+    return;
+  }
   const std::size_t in_stride = std::size_t{pass.source_width} * kChannels;
   const std::size_t out_stride = std::size_t{pass.target_width} * kChannels;
   std::uint8_t* columns = pass.block_columns;
   std::uint8_t* outputs = pass.block_outputs;
-  std::uint32_t y = 0;
-  for (; y + kLanes <= pass.rows; y += kLanes) {
-    transpose(pass.source + (pass.first_row + y) * in_stride, in_stride, kLanes, in_stride, columns,
-              kLanes);
-    for (std::uint32_t x = 0; x < pass.target_width; ++x) {
-      const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
-      const std::uint8_t* in = columns + std::size_t{axis.first[x]} * kChannels * kLanes;
-      std::uint8_t* out = outputs + std::size_t{x} * kChannels * kLanes;
-      if constexpr (kChannels == 3) {
+  const auto block = [&](std::uint32_t y) {
+    rows_to_columns<kLanes>(pass.source + (pass.first_row + y) * in_stride, in_stride, in_stride,
+                            columns);
+    if constexpr (kChannels == 3) {
+      for (std::uint32_t x = 0; x < pass.target_width; ++x) {
+        const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
+        const std::uint8_t* in = columns + std::size_t{axis.first[x]} * 3 * kLanes;
         auto r = Ops::splat(kHalf);
         auto g = r;
         auto b = r;
@@ -227,10 +319,12 @@ void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
           g = Ops::multiply_add(g, Ops::load_bytes(in + kLanes), w);
           b = Ops::multiply_add(b, Ops::load_bytes(in + 2 * kLanes), w);
         }
-        Ops::store_bytes(out, r);
-        Ops::store_bytes(out + kLanes, g);
-        Ops::store_bytes(out + 2 * kLanes, b);
-      } else {
+        Ops::store_bytes_3(outputs + std::size_t{x} * 3 * kLanes, r, g, b);
+      }
+    } else {
+      const auto sum_of_taps = [&](std::uint32_t x) {
+        const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
+        const std::uint8_t* in = columns + std::size_t{axis.first[x]} * kLanes;
         // Even and odd taps in two sums, so consecutive multiply-adds do not wait on each other.
         auto even = Ops::splat(kHalf);
         auto odd = Ops::splat(0);
@@ -241,20 +335,20 @@ void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
         }
         if (t < axis.count[x])
           even = Ops::multiply_add(even, Ops::load_bytes(in), Ops::splat(weights[t]));
-        Ops::store_bytes(out, Ops::add(even, odd));
-      }
+        return Ops::add(even, odd);
+      };
+      std::uint32_t x = 0;
+      for (; x + 4 <= pass.target_width; x += 4)
+        Ops::store_bytes_4(outputs + std::size_t{x} * kLanes, sum_of_taps(x), sum_of_taps(x + 1),
+                           sum_of_taps(x + 2), sum_of_taps(x + 3));
+      for (; x < pass.target_width; ++x)
+        Ops::store_bytes(outputs + std::size_t{x} * kLanes, sum_of_taps(x));
     }
-    transpose(outputs, kLanes, out_stride, kLanes, pass.target + y * out_stride, out_stride);
-  }
-  if (y == pass.rows) return;
-  HorizontalPass rest = pass;
-  rest.first_row = pass.first_row + y;
-  rest.rows = pass.rows - y;
-  rest.target = pass.target + y * out_stride;
-  if constexpr (kChannels == 3)
-    horizontal_rgb<Ops>(rest, axis, layout);
-  else
-    horizontal_grey<Ops>(rest, axis, layout);
+    columns_to_rows<kLanes>(outputs, out_stride, pass.target + y * out_stride, out_stride);
+  };
+  std::uint32_t y = 0;
+  for (; y + kLanes <= pass.rows; y += kLanes) block(y);
+  if (y < pass.rows) block(pass.rows - kLanes);
 }
 
 // Sixteen grey bytes become 48 RGB bytes with three byte shuffles (SSSE3, which every vector
