@@ -13,8 +13,8 @@
 //   Vector multiply_add(acc, a, b)            acc + a * b, per lane
 //   Vector add(a, b)                          a + b, per lane
 //   void store_bytes(uint8_t*, Vector)        (lane >> 22) clamped to 0..255, kLanes bytes
-//   void store_bytes_3(uint8_t*, a, b, c)     store_bytes of a, b, c, one after another
-//   void store_bytes_4(uint8_t*, a, b, c, d)  the same for four vectors
+//   void store_bytes_4(uint8_t*, a, b, c, d)  store_bytes of a, b, c, d, one after another
+//   void store_bytes_3(uint8_t*, a, b, c)     the same for three vectors (row-block levels)
 //   __m128i fold_to_4(Vector)                 lanes added in groups of 4 (lane i % 4)
 //   bool kRowBlocks                           whether the horizontal pass runs a block of
 //                                             kLanes rows at a time (a multiple of 8 lanes)
@@ -130,10 +130,7 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
         s2 = Ops::multiply_add(s2, Ops::load_bytes(in + 2 * kLanes), w);
         s3 = Ops::multiply_add(s3, Ops::load_bytes(in + 3 * kLanes), w);
       }
-      Ops::store_bytes(out + i, s0);
-      Ops::store_bytes(out + i + kLanes, s1);
-      Ops::store_bytes(out + i + 2 * kLanes, s2);
-      Ops::store_bytes(out + i + 3 * kLanes, s3);
+      Ops::store_bytes_4(out + i, s0, s1, s2, s3);
     }
     const auto one_vector = [&](std::size_t at) {
       auto sum = Ops::splat(kHalf);

@@ -35,6 +35,13 @@ struct Sse4Ops {
     const std::int32_t bytes = _mm_cvtsi128_si32(v);
     std::memcpy(p, &bytes, 4);
   }
+  static void store_bytes_4(std::uint8_t* p, Vector a, Vector b, Vector c, Vector d) {
+    const Vector ab =
+        _mm_packus_epi32(_mm_srai_epi32(a, kPrecisionBits), _mm_srai_epi32(b, kPrecisionBits));
+    const Vector cd =
+        _mm_packus_epi32(_mm_srai_epi32(c, kPrecisionBits), _mm_srai_epi32(d, kPrecisionBits));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(ab, cd));
+  }
   static __m128i fold_to_4(Vector v) { return v; }
 };
 
