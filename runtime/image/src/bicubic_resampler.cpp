@@ -152,7 +152,7 @@ struct BicubicResampler::State {
   std::vector<double> unnormalised;        // one output pixel's weights before normalising
   std::vector<std::uint8_t> intermediate;  // horizontally resized source rows
   std::vector<std::uint8_t> padded_row;    // a source row near the buffer's end, padded
-  std::vector<std::uint8_t> row_blocks;    // transposed blocks of rows, source then target
+  std::vector<std::uint8_t> row_bands;     // transposed bands of rows, source then target
   std::vector<std::uint8_t> grey_row;      // one output row of a grey image bound for RGB
 
   // The table for resizing in_size to out_size, computed unless one of the cached ones is it;
@@ -187,8 +187,9 @@ struct BicubicResampler::State {
     }
     const std::size_t in_row_bytes = std::size_t{source_width} * channels;
     const std::size_t out_row_bytes = std::size_t{axis.out_size} * channels;
+    const std::size_t band = kernels->lanes == 0 ? 0 : std::min(rows, resample::kBandRows);
     padded_row.resize(in_row_bytes + resample::kRowOverread);
-    row_blocks.resize(kernels->lanes * (in_row_bytes + out_row_bytes));
+    row_bands.resize(band * (in_row_bytes + out_row_bytes));
     const resample::HorizontalPass pass{source.data(),
                                         source.size(),
                                         source_width,
@@ -197,8 +198,8 @@ struct BicubicResampler::State {
                                         axis.out_size,
                                         target,
                                         padded_row.data(),
-                                        row_blocks.data(),
-                                        row_blocks.data() + kernels->lanes * in_row_bytes};
+                                        row_bands.data(),
+                                        row_bands.data() + band * in_row_bytes};
     (channels == 3 ? kernels->horizontal_rgb : kernels->horizontal_grey)(pass, axis.view(), layout);
   }
 

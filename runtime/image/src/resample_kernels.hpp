@@ -34,6 +34,9 @@ struct ExpandedView {
   const std::int32_t* expanded = nullptr;
 };
 
+// The most rows a vector kernel's horizontal pass transposes at once.
+inline constexpr std::uint32_t kBandRows = 64;
+
 struct HorizontalPass {
   const std::uint8_t* source;  // the whole source image
   std::size_t source_bytes;
@@ -43,10 +46,10 @@ struct HorizontalPass {
   std::uint32_t target_width;
   std::uint8_t* target;      // rows * target_width * channels bytes
   std::uint8_t* padded_row;  // source_width * channels + kRowOverread bytes of scratch
-  // Kernels::lanes * source_width * channels and Kernels::lanes * target_width * channels bytes
-  // of scratch, for kernels that transpose blocks of rows.
-  std::uint8_t* block_columns;
-  std::uint8_t* block_outputs;
+  // min(rows, kBandRows) * source_width * channels and min(rows, kBandRows) * target_width *
+  // channels bytes of scratch, for kernels that transpose bands of rows.
+  std::uint8_t* band_columns;
+  std::uint8_t* band_outputs;
 };
 
 struct VerticalPass {

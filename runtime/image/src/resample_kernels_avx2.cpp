@@ -8,8 +8,6 @@ struct Avx2Ops {
   using Vector = __m256i;
   static constexpr std::uint32_t kLanes = 8;
 
-  static constexpr bool kRowBlocks = true;
-
   static Vector splat(std::int32_t value) { return _mm256_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));

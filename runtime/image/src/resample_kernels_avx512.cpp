@@ -8,8 +8,6 @@ struct Avx512Ops {
   using Vector = __m512i;
   static constexpr std::uint32_t kLanes = 16;
 
-  static constexpr bool kRowBlocks = true;
-
   static Vector splat(std::int32_t value) { return _mm512_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));

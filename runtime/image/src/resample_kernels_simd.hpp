@@ -14,13 +14,12 @@
 //   Vector add(a, b)                          a + b, per lane
 //   void store_bytes(uint8_t*, Vector)        (lane >> 22) clamped to 0..255, kLanes bytes
 //   void store_bytes_4(uint8_t*, a, b, c, d)  store_bytes of a, b, c, d, one after another
-//   void store_bytes_3(uint8_t*, a, b, c)     the same for three vectors (row-block levels)
+//   void store_bytes_3(uint8_t*, a, b, c)     the same for three vectors (8 lanes or more)
 //   __m128i fold_to_4(Vector)                 lanes added in groups of 4 (lane i % 4)
-//   bool kRowBlocks                           whether the horizontal pass runs a block of
-//                                             kLanes rows at a time (a multiple of 8 lanes)
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "resample_kernels.hpp"
@@ -105,26 +104,28 @@ void horizontal_grey(const HorizontalPass& pass, const AxisView& axis, const Exp
   }
 }
 
-// Output row y is a weighted sum of whole source rows: four vectors of bytes at a time keep four
-// independent sums in flight.
+// Output row y is a weighted sum of whole source rows (`width` bytes each, `stride` apart, the
+// first one source row first_row): four vectors of bytes at a time keep four independent sums in
+// flight.
 template <class Ops>
-void vertical(const VerticalPass& pass, const AxisView& axis) {
+void weighted_rows(const std::uint8_t* source, std::size_t stride, std::size_t width,
+                   std::uint32_t first_row, std::uint32_t target_height, const AxisView& axis,
+                   std::uint8_t* target) {
   constexpr std::size_t kLanes = Ops::kLanes;
-  const std::size_t row_bytes = pass.row_bytes;
-  for (std::uint32_t y = 0; y < pass.target_height; ++y) {
+  for (std::uint32_t y = 0; y < target_height; ++y) {
     const std::int32_t* weights = axis.weights + std::size_t{y} * axis.taps;
-    const std::uint8_t* rows = pass.source + (axis.first[y] - pass.first_row) * row_bytes;
+    const std::uint8_t* rows = source + (axis.first[y] - first_row) * stride;
     const std::uint32_t count = axis.count[y];
-    std::uint8_t* out = pass.target + y * row_bytes;
+    std::uint8_t* out = target + y * stride;
     std::size_t i = 0;
-    for (; i + 4 * kLanes <= row_bytes; i += 4 * kLanes) {
+    for (; i + 4 * kLanes <= width; i += 4 * kLanes) {
       auto s0 = Ops::splat(kHalf);
       auto s1 = s0;
       auto s2 = s0;
       auto s3 = s0;
       for (std::uint32_t t = 0; t < count; ++t) {
         const auto w = Ops::splat(weights[t]);
-        const std::uint8_t* in = rows + t * row_bytes + i;
+        const std::uint8_t* in = rows + t * stride + i;
         s0 = Ops::multiply_add(s0, Ops::load_bytes(in), w);
         s1 = Ops::multiply_add(s1, Ops::load_bytes(in + kLanes), w);
         s2 = Ops::multiply_add(s2, Ops::load_bytes(in + 2 * kLanes), w);
@@ -135,30 +136,36 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
     const auto one_vector = [&](std::size_t at) {
       auto sum = Ops::splat(kHalf);
       for (std::uint32_t t = 0; t < count; ++t)
-        sum = Ops::multiply_add(sum, Ops::load_bytes(rows + t * row_bytes + at),
-                                Ops::splat(weights[t]));
+        sum =
+            Ops::multiply_add(sum, Ops::load_bytes(rows + t * stride + at), Ops::splat(weights[t]));
       Ops::store_bytes(out + at, sum);
     };
-    for (; i + kLanes <= row_bytes; i += kLanes) one_vector(i);
-    if (i == row_bytes) continue;
+    for (; i + kLanes <= width; i += kLanes) one_vector(i);
+    if (i == width) continue;
     // The tail: one more vector ending at the row's end, which rewrites some bytes with the
     // values they already have; rows narrower than a vector go byte by byte.
-    if (row_bytes >= kLanes) {
-      one_vector(row_bytes - kLanes);
+    if (width >= kLanes) {
+      one_vector(width - kLanes);
       continue;
     }
-    for (; i < row_bytes; ++i) {
+    for (; i < width; ++i) {
       std::int32_t sum = kHalf;
-      for (std::uint32_t t = 0; t < count; ++t) sum += rows[t * row_bytes + i] * weights[t];
+      for (std::uint32_t t = 0; t < count; ++t) sum += rows[t * stride + i] * weights[t];
       out[i] = scalar_pixel(sum);
     }
   }
 }
 
+template <class Ops>
+void vertical(const VerticalPass& pass, const AxisView& axis) {
+  weighted_rows<Ops>(pass.source, pass.row_bytes, pass.row_bytes, pass.first_row,
+                     pass.target_height, axis, pass.target);
+}
+
 // Byte (i, j) of an 8x8 tile, at src + i * src_stride + j, goes to dst + j * dst_stride + i.
 // Written out in full: GCC at -O2 keeps arrays and loops of vectors on the stack.
-[[maybe_unused]] void transpose_8x8(const std::uint8_t* src, std::size_t src_stride,
-                                    std::uint8_t* dst, std::size_t dst_stride) {
+void transpose_8x8(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst,
+                   std::size_t dst_stride) {
   const auto row = [&](int i) {
     return _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i * src_stride));
   };
@@ -173,8 +180,7 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
   // Each holds two columns, which become two rows.
   const auto store = [&](int j, __m128i columns) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride), columns);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (j + 1) * dst_stride),
-                     _mm_srli_si128(columns, 8));
+    _mm_storeh_pd(reinterpret_cast<double*>(dst + (j + 1) * dst_stride), _mm_castsi128_pd(columns));
   };
   store(0, _mm_unpacklo_epi32(b0, b2));
   store(2, _mm_unpackhi_epi32(b0, b2));
@@ -182,14 +188,45 @@ void vertical(const VerticalPass& pass, const AxisView& axis) {
   store(6, _mm_unpackhi_epi32(b1, b3));
 }
 
+// The same for a tile of 8 rows of 16 bytes: one load a row, and three rounds of interleaving
+// as in transpose_8x8 for each half.
+void transpose_8x16(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst,
+                    std::size_t dst_stride) {
+  const auto row = [&](int i) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * src_stride));
+  };
+  const __m128i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+  const __m128i r4 = row(4), r5 = row(5), r6 = row(6), r7 = row(7);
+  const auto store = [&](int j, __m128i columns) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride), columns);
+    _mm_storeh_pd(reinterpret_cast<double*>(dst + (j + 1) * dst_stride), _mm_castsi128_pd(columns));
+  };
+  // Rows 0-3 and 4-7 of columns first..first + 3 and first + 4..first + 7 as 32-bit lanes.
+  const auto finish = [&](int first, __m128i a0, __m128i a1, __m128i a2, __m128i a3) {
+    const __m128i b0 = _mm_unpacklo_epi16(a0, a1);
+    const __m128i b1 = _mm_unpackhi_epi16(a0, a1);
+    const __m128i b2 = _mm_unpacklo_epi16(a2, a3);
+    const __m128i b3 = _mm_unpackhi_epi16(a2, a3);
+    store(first, _mm_unpacklo_epi32(b0, b2));
+    store(first + 2, _mm_unpackhi_epi32(b0, b2));
+    store(first + 4, _mm_unpacklo_epi32(b1, b3));
+    store(first + 6, _mm_unpackhi_epi32(b1, b3));
+  };
+  finish(0, _mm_unpacklo_epi8(r0, r1), _mm_unpacklo_epi8(r2, r3), _mm_unpacklo_epi8(r4, r5),
+         _mm_unpacklo_epi8(r6, r7));
+  finish(8, _mm_unpackhi_epi8(r0, r1), _mm_unpackhi_epi8(r2, r3), _mm_unpackhi_epi8(r4, r5),
+         _mm_unpackhi_epi8(r6, r7));
+}
+
 // A rows x bytes matrix (row i at src + i * src_stride) into its transpose (row j at
-// dst + j * dst_stride): 8x8 tiles, then byte by byte at the edges.
-// Unused where a level works row by row (SSE4.1).
-[[maybe_unused]] void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows,
-                                std::size_t bytes, std::uint8_t* dst, std::size_t dst_stride) {
+// dst + j * dst_stride): 8x16 and 8x8 tiles, then byte by byte at the edges.
+void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows, std::size_t bytes,
+               std::uint8_t* dst, std::size_t dst_stride) {
   std::size_t i = 0;
   for (; i + 8 <= rows; i += 8) {
     std::size_t j = 0;
+    for (; j + 16 <= bytes; j += 16)
+      transpose_8x16(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
     for (; j + 8 <= bytes; j += 8)
       transpose_8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
     for (; j < bytes; ++j)
@@ -279,73 +316,84 @@ void columns_to_rows(const std::uint8_t* src, std::size_t bytes, std::uint8_t* d
   transpose(src + j * kLanes, kLanes, bytes - j, kLanes, dst + j, dst_stride);
 }
 
-// The horizontal pass over Ops::kLanes rows at once, one row a lane: the block is transposed so
-// that each source byte column is kLanes contiguous bytes, every output byte column is then a
-// weighted sum of whole source columns (the vertical pass's shape, with no per-pixel reduction),
-// and the result is transposed back. The last block ends at the last row, so it overlaps the one
-// before and rewrites some rows with the bytes they have; only passes of fewer rows than a block
-// take the per-pixel kernels.
-template <class Ops, std::uint32_t kChannels>
-void horizontal_by_row_blocks(const HorizontalPass& pass, const AxisView& axis,
-                              const ExpandedView& layout) {
+// The RGB horizontal pass over Ops::kLanes rows at once, one row a lane: the block is transposed
+// so that each source byte column is kLanes contiguous bytes, every output byte column is then a
+// weighted sum of whole source columns, R, G and B sharing each weight, and the result is
+// transposed back. The last block ends at the last row, so it overlaps the one before and
+// rewrites some rows with the bytes they have.
+template <class Ops>
+void horizontal_rgb_by_blocks(const HorizontalPass& pass, const AxisView& axis) {
   constexpr std::uint32_t kLanes = Ops::kLanes;
-  if (pass.rows < kLanes) {
-    if constexpr (kChannels == 3)
-      horizontal_rgb<Ops>(pass, axis, layout);
-    else
-      horizontal_grey<Ops>(pass, axis, layout);
-    return;
-  }
-  const std::size_t in_stride = std::size_t{pass.source_width} * kChannels;
-  const std::size_t out_stride = std::size_t{pass.target_width} * kChannels;
-  std::uint8_t* columns = pass.block_columns;
-  std::uint8_t* outputs = pass.block_outputs;
+  const std::size_t in_stride = std::size_t{pass.source_width} * 3;
+  const std::size_t out_stride = std::size_t{pass.target_width} * 3;
+  std::uint8_t* columns = pass.band_columns;
+  std::uint8_t* outputs = pass.band_outputs;
   const auto block = [&](std::uint32_t y) {
     rows_to_columns<kLanes>(pass.source + (pass.first_row + y) * in_stride, in_stride, in_stride,
                             columns);
-    if constexpr (kChannels == 3) {
-      for (std::uint32_t x = 0; x < pass.target_width; ++x) {
-        const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
-        const std::uint8_t* in = columns + std::size_t{axis.first[x]} * 3 * kLanes;
-        auto r = Ops::splat(kHalf);
-        auto g = r;
-        auto b = r;
-        for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += 3 * kLanes) {
-          const auto w = Ops::splat(weights[t]);
-          r = Ops::multiply_add(r, Ops::load_bytes(in), w);
-          g = Ops::multiply_add(g, Ops::load_bytes(in + kLanes), w);
-          b = Ops::multiply_add(b, Ops::load_bytes(in + 2 * kLanes), w);
-        }
-        Ops::store_bytes_3(outputs + std::size_t{x} * 3 * kLanes, r, g, b);
+    for (std::uint32_t x = 0; x < pass.target_width; ++x) {
+      const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
+      const std::uint8_t* in = columns + std::size_t{axis.first[x]} * 3 * kLanes;
+      auto r = Ops::splat(kHalf);
+      auto g = r;
+      auto b = r;
+      for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += 3 * kLanes) {
+        const auto w = Ops::splat(weights[t]);
+        r = Ops::multiply_add(r, Ops::load_bytes(in), w);
+        g = Ops::multiply_add(g, Ops::load_bytes(in + kLanes), w);
+        b = Ops::multiply_add(b, Ops::load_bytes(in + 2 * kLanes), w);
       }
-    } else {
-      const auto sum_of_taps = [&](std::uint32_t x) {
-        const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
-        const std::uint8_t* in = columns + std::size_t{axis.first[x]} * kLanes;
-        // Even and odd taps in two sums, so consecutive multiply-adds do not wait on each other.
-        auto even = Ops::splat(kHalf);
-        auto odd = Ops::splat(0);
-        std::uint32_t t = 0;
-        for (; t + 2 <= axis.count[x]; t += 2, in += 2 * kLanes) {
-          even = Ops::multiply_add(even, Ops::load_bytes(in), Ops::splat(weights[t]));
-          odd = Ops::multiply_add(odd, Ops::load_bytes(in + kLanes), Ops::splat(weights[t + 1]));
-        }
-        if (t < axis.count[x])
-          even = Ops::multiply_add(even, Ops::load_bytes(in), Ops::splat(weights[t]));
-        return Ops::add(even, odd);
-      };
-      std::uint32_t x = 0;
-      for (; x + 4 <= pass.target_width; x += 4)
-        Ops::store_bytes_4(outputs + std::size_t{x} * kLanes, sum_of_taps(x), sum_of_taps(x + 1),
-                           sum_of_taps(x + 2), sum_of_taps(x + 3));
-      for (; x < pass.target_width; ++x)
-        Ops::store_bytes(outputs + std::size_t{x} * kLanes, sum_of_taps(x));
+      Ops::store_bytes_3(outputs + std::size_t{x} * 3 * kLanes, r, g, b);
     }
     columns_to_rows<kLanes>(outputs, out_stride, pass.target + y * out_stride, out_stride);
   };
   std::uint32_t y = 0;
   for (; y + kLanes <= pass.rows; y += kLanes) block(y);
   if (y < pass.rows) block(pass.rows - kLanes);
+}
+
+// The horizontal pass over bands of kBandRows rows (all of them when fewer): the band is
+// transposed, so that each source byte column is a row of the band's height, and every output
+// byte column is then a weighted sum of whole source columns, the vertical pass's shape with no
+// per-pixel reduction; the result is transposed back. The last band ends at the last row, so it
+// overlaps the one before and rewrites some rows with the bytes they have.
+template <class Ops, std::uint32_t kChannels>
+void horizontal_in_bands(const HorizontalPass& pass, const AxisView& axis) {
+  const std::uint32_t band = std::min(pass.rows, kBandRows);
+  const std::size_t in_stride = std::size_t{pass.source_width} * kChannels;
+  const std::size_t out_stride = std::size_t{pass.target_width} * kChannels;
+  std::uint8_t* columns = pass.band_columns;
+  std::uint8_t* outputs = pass.band_outputs;
+  const auto one_band = [&](std::uint32_t y) {
+    transpose(pass.source + (pass.first_row + y) * in_stride, in_stride, band, in_stride, columns,
+              band);
+    // A channel's columns are every kChannels-th row of the transposed band.
+    for (std::uint32_t c = 0; c < kChannels; ++c)
+      weighted_rows<Ops>(columns + c * band, kChannels * band, band, 0, pass.target_width, axis,
+                         outputs + c * band);
+    transpose(outputs, band, out_stride, band, pass.target + y * out_stride, out_stride);
+  };
+  std::uint32_t y = 0;
+  for (; y + band <= pass.rows; y += band) one_band(y);
+  if (y < pass.rows) one_band(pass.rows - band);
+}
+
+// The horizontal pass of every vector level. RGB with 8 lanes or more goes in blocks of a
+// vector's rows, where R, G and B share each weight (faster there than bands); the rest in bands.
+// Passes of fewer rows than a vector take the per-pixel kernels.
+template <class Ops, std::uint32_t kChannels>
+void horizontal_by_transposes(const HorizontalPass& pass, const AxisView& axis,
+                              const ExpandedView& layout) {
+  if (pass.rows < Ops::kLanes) {
+    if constexpr (kChannels == 3)
+      horizontal_rgb<Ops>(pass, axis, layout);
+    else
+      horizontal_grey<Ops>(pass, axis, layout);
+  } else if constexpr (kChannels == 3 && Ops::kLanes >= 8) {
+    horizontal_rgb_by_blocks<Ops>(pass, axis);
+  } else {
+    horizontal_in_bands<Ops, kChannels>(pass, axis);
+  }
 }
 
 // Sixteen grey bytes become 48 RGB bytes with three byte shuffles (SSSE3, which every vector
@@ -368,12 +416,8 @@ void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb
 
 template <class Ops>
 constexpr Kernels kernels_of() {
-  if constexpr (Ops::kRowBlocks)
-    return Kernels{Ops::kLanes, horizontal_by_row_blocks<Ops, 3>, horizontal_by_row_blocks<Ops, 1>,
-                   vertical<Ops>, grey_to_rgb};
-  else
-    return Kernels{Ops::kLanes, horizontal_rgb<Ops>, horizontal_grey<Ops>, vertical<Ops>,
-                   grey_to_rgb};
+  return Kernels{Ops::kLanes, horizontal_by_transposes<Ops, 3>, horizontal_by_transposes<Ops, 1>,
+                 vertical<Ops>, grey_to_rgb};
 }
 
 }  // namespace

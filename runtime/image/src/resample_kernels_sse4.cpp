@@ -8,8 +8,6 @@ struct Sse4Ops {
   using Vector = __m128i;
   static constexpr std::uint32_t kLanes = 4;
 
-  static constexpr bool kRowBlocks = false;
-
   static Vector splat(std::int32_t value) { return _mm_set1_epi32(value); }
   static Vector load_bytes(const std::uint8_t* p) {
     std::int32_t bytes;
