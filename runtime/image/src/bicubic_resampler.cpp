@@ -187,7 +187,7 @@ struct BicubicResampler::State {
     }
     const std::size_t in_row_bytes = std::size_t{source_width} * channels;
     const std::size_t out_row_bytes = std::size_t{axis.out_size} * channels;
-    const std::size_t band = kernels->lanes == 0 ? 0 : std::min(rows, resample::kBandRows);
+    const std::size_t band = kernels->lanes == 0 ? 0 : resample::band_rows(rows, kernels->lanes);
     padded_row.resize(in_row_bytes + resample::kRowOverread);
     row_bands.resize(band * (in_row_bytes + out_row_bytes));
     const resample::HorizontalPass pass{source.data(),

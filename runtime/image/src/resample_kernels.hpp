@@ -37,6 +37,13 @@ struct ExpandedView {
 // The most rows a vector kernel's horizontal pass transposes at once.
 inline constexpr std::uint32_t kBandRows = 64;
 
+// The rows of scratch a horizontal pass of `rows` needs: a band, and at least two blocks of
+// `lanes` rows.
+constexpr std::uint32_t band_rows(std::uint32_t rows, std::uint32_t lanes) {
+  const std::uint32_t band = rows < kBandRows ? rows : kBandRows;
+  return band > 2 * lanes ? band : 2 * lanes;
+}
+
 struct HorizontalPass {
   const std::uint8_t* source;  // the whole source image
   std::size_t source_bytes;
@@ -46,8 +53,8 @@ struct HorizontalPass {
   std::uint32_t target_width;
   std::uint8_t* target;      // rows * target_width * channels bytes
   std::uint8_t* padded_row;  // source_width * channels + kRowOverread bytes of scratch
-  // min(rows, kBandRows) * source_width * channels and min(rows, kBandRows) * target_width *
-  // channels bytes of scratch, for kernels that transpose bands of rows.
+  // Scratch for kernels that transpose bands of rows, each band_rows(rows, Kernels::lanes) rows
+  // of source_width * channels and of target_width * channels bytes.
   std::uint8_t* band_columns;
   std::uint8_t* band_outputs;
 };

@@ -316,40 +316,55 @@ void columns_to_rows(const std::uint8_t* src, std::size_t bytes, std::uint8_t* d
   transpose(src + j * kLanes, kLanes, bytes - j, kLanes, dst + j, dst_stride);
 }
 
-// The RGB horizontal pass over Ops::kLanes rows at once, one row a lane: the block is transposed
-// so that each source byte column is kLanes contiguous bytes, every output byte column is then a
-// weighted sum of whole source columns, R, G and B sharing each weight, and the result is
-// transposed back. The last block ends at the last row, so it overlaps the one before and
-// rewrites some rows with the bytes they have.
+// The RGB horizontal pass over two blocks of Ops::kLanes rows at once, one row a lane: each
+// block is transposed so that each source byte column is kLanes contiguous bytes, every output
+// byte column is then a weighted sum of whole source columns, the six vectors of R, G and B of
+// both blocks sharing each weight, and the result is transposed back. The last pair ends at the
+// last row, so it overlaps the pair before (and, under two blocks' rows, its own blocks overlap)
+// and rewrites some rows with the bytes they have.
 template <class Ops>
 void horizontal_rgb_by_blocks(const HorizontalPass& pass, const AxisView& axis) {
   constexpr std::uint32_t kLanes = Ops::kLanes;
   const std::size_t in_stride = std::size_t{pass.source_width} * 3;
   const std::size_t out_stride = std::size_t{pass.target_width} * 3;
-  std::uint8_t* columns = pass.band_columns;
-  std::uint8_t* outputs = pass.band_outputs;
-  const auto block = [&](std::uint32_t y) {
-    rows_to_columns<kLanes>(pass.source + (pass.first_row + y) * in_stride, in_stride, in_stride,
-                            columns);
+  std::uint8_t* const columns[2] = {pass.band_columns, pass.band_columns + kLanes * in_stride};
+  std::uint8_t* const outputs[2] = {pass.band_outputs, pass.band_outputs + kLanes * out_stride};
+  const auto two_blocks = [&](std::uint32_t first_y, std::uint32_t second_y) {
+    rows_to_columns<kLanes>(pass.source + (pass.first_row + first_y) * in_stride, in_stride,
+                            in_stride, columns[0]);
+    rows_to_columns<kLanes>(pass.source + (pass.first_row + second_y) * in_stride, in_stride,
+                            in_stride, columns[1]);
     for (std::uint32_t x = 0; x < pass.target_width; ++x) {
       const std::int32_t* weights = axis.weights + std::size_t{x} * axis.taps;
-      const std::uint8_t* in = columns + std::size_t{axis.first[x]} * 3 * kLanes;
+      const std::size_t first = std::size_t{axis.first[x]} * 3 * kLanes;
+      const std::uint8_t* in = columns[0] + first;
+      const std::uint8_t* in2 = columns[1] + first;
       auto r = Ops::splat(kHalf);
       auto g = r;
       auto b = r;
-      for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += 3 * kLanes) {
+      auto r2 = r;
+      auto g2 = r;
+      auto b2 = r;
+      for (std::uint32_t t = 0; t < axis.count[x]; ++t, in += 3 * kLanes, in2 += 3 * kLanes) {
         const auto w = Ops::splat(weights[t]);
         r = Ops::multiply_add(r, Ops::load_bytes(in), w);
         g = Ops::multiply_add(g, Ops::load_bytes(in + kLanes), w);
         b = Ops::multiply_add(b, Ops::load_bytes(in + 2 * kLanes), w);
+        r2 = Ops::multiply_add(r2, Ops::load_bytes(in2), w);
+        g2 = Ops::multiply_add(g2, Ops::load_bytes(in2 + kLanes), w);
+        b2 = Ops::multiply_add(b2, Ops::load_bytes(in2 + 2 * kLanes), w);
       }
-      Ops::store_bytes_3(outputs + std::size_t{x} * 3 * kLanes, r, g, b);
+      Ops::store_bytes_3(outputs[0] + std::size_t{x} * 3 * kLanes, r, g, b);
+      Ops::store_bytes_3(outputs[1] + std::size_t{x} * 3 * kLanes, r2, g2, b2);
     }
-    columns_to_rows<kLanes>(outputs, out_stride, pass.target + y * out_stride, out_stride);
+    columns_to_rows<kLanes>(outputs[0], out_stride, pass.target + first_y * out_stride, out_stride);
+    columns_to_rows<kLanes>(outputs[1], out_stride, pass.target + second_y * out_stride,
+                            out_stride);
   };
   std::uint32_t y = 0;
-  for (; y + kLanes <= pass.rows; y += kLanes) block(y);
-  if (y < pass.rows) block(pass.rows - kLanes);
+  for (; y + 2 * kLanes <= pass.rows; y += 2 * kLanes) two_blocks(y, y + kLanes);
+  if (y < pass.rows)
+    two_blocks(pass.rows >= 2 * kLanes ? pass.rows - 2 * kLanes : 0, pass.rows - kLanes);
 }
 
 // The horizontal pass over bands of kBandRows rows (all of them when fewer): the band is
