@@ -294,14 +294,78 @@ void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows
   store(6, _mm_unpackhi_epi32(a1, a3), _mm_unpackhi_epi32(a5, a7));
 }
 
+#if defined(__AVX2__)
+// rows_to_columns_8x16 on two tiles side by side, one a 128-bit half: 8 rows of 32 bytes into
+// 32 columns of 8 bytes. Each result holds two columns of each tile; a half swap pairs them into
+// four columns of one tile.
+void rows_to_columns_8x32(const std::uint8_t* src, std::size_t src_stride, std::uint8_t* dst) {
+  const auto row = [&](int i) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * src_stride));
+  };
+  const __m256i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+  const __m256i r4 = row(4), r5 = row(5), r6 = row(6), r7 = row(7);
+  const auto store = [&](int k, __m256i low_pair, __m256i high_pair) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 32 * k),
+                        _mm256_permute2x128_si256(low_pair, high_pair, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 128 + 32 * k),
+                        _mm256_permute2x128_si256(low_pair, high_pair, 0x31));
+  };
+  const auto finish = [&](int first, __m256i a0, __m256i a1, __m256i a2, __m256i a3) {
+    const __m256i b0 = _mm256_unpacklo_epi16(a0, a1);
+    const __m256i b1 = _mm256_unpackhi_epi16(a0, a1);
+    const __m256i b2 = _mm256_unpacklo_epi16(a2, a3);
+    const __m256i b3 = _mm256_unpackhi_epi16(a2, a3);
+    store(first, _mm256_unpacklo_epi32(b0, b2), _mm256_unpackhi_epi32(b0, b2));
+    store(first + 1, _mm256_unpacklo_epi32(b1, b3), _mm256_unpackhi_epi32(b1, b3));
+  };
+  finish(0, _mm256_unpacklo_epi8(r0, r1), _mm256_unpacklo_epi8(r2, r3),
+         _mm256_unpacklo_epi8(r4, r5), _mm256_unpacklo_epi8(r6, r7));
+  finish(2, _mm256_unpackhi_epi8(r0, r1), _mm256_unpackhi_epi8(r2, r3),
+         _mm256_unpackhi_epi8(r4, r5), _mm256_unpackhi_epi8(r6, r7));
+}
+
+// columns_to_rows_16x8 on two tiles side by side: 32 columns of 8 bytes, one after another at
+// src, into 8 rows of 32 bytes; each load puts a column pair of either tile in one half.
+void columns_to_rows_32x8(const std::uint8_t* src, std::uint8_t* dst, std::size_t dst_stride) {
+  const __m256i pair = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 0, 8,
+                                        1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+  const auto pairs = [&](int k) {
+    const __m256i both = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16 * k))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 128 + 16 * k)), 1);
+    return _mm256_shuffle_epi8(both, pair);
+  };
+  const __m256i p0 = pairs(0), p1 = pairs(1), p2 = pairs(2), p3 = pairs(3);
+  const __m256i p4 = pairs(4), p5 = pairs(5), p6 = pairs(6), p7 = pairs(7);
+  const __m256i a0 = _mm256_unpacklo_epi16(p0, p1), a1 = _mm256_unpackhi_epi16(p0, p1);
+  const __m256i a2 = _mm256_unpacklo_epi16(p2, p3), a3 = _mm256_unpackhi_epi16(p2, p3);
+  const __m256i a4 = _mm256_unpacklo_epi16(p4, p5), a5 = _mm256_unpackhi_epi16(p4, p5);
+  const __m256i a6 = _mm256_unpacklo_epi16(p6, p7), a7 = _mm256_unpackhi_epi16(p6, p7);
+  const auto store = [&](int i, __m256i left, __m256i right) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i * dst_stride),
+                        _mm256_unpacklo_epi64(left, right));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (i + 1) * dst_stride),
+                        _mm256_unpackhi_epi64(left, right));
+  };
+  store(0, _mm256_unpacklo_epi32(a0, a2), _mm256_unpacklo_epi32(a4, a6));
+  store(2, _mm256_unpackhi_epi32(a0, a2), _mm256_unpackhi_epi32(a4, a6));
+  store(4, _mm256_unpacklo_epi32(a1, a3), _mm256_unpacklo_epi32(a5, a7));
+  store(6, _mm256_unpackhi_epi32(a1, a3), _mm256_unpackhi_epi32(a5, a7));
+}
+#endif
+
 // kLanes rows of `bytes` bytes (row i at src + i * src_stride) into `bytes` columns of kLanes
 // bytes, one after another at dst.
 template <std::uint32_t kLanes>
 void rows_to_columns(const std::uint8_t* src, std::size_t src_stride, std::size_t bytes,
                      std::uint8_t* dst) {
   std::size_t j = 0;
-  if constexpr (kLanes == 8)
+  if constexpr (kLanes == 8) {
+#if defined(__AVX2__)
+    for (; j + 32 <= bytes; j += 32) rows_to_columns_8x32(src + j, src_stride, dst + j * kLanes);
+#endif
     for (; j + 16 <= bytes; j += 16) rows_to_columns_8x16(src + j, src_stride, dst + j * kLanes);
+  }
   transpose(src + j, src_stride, kLanes, bytes - j, dst + j * kLanes, kLanes);
 }
 
@@ -311,8 +375,12 @@ template <std::uint32_t kLanes>
 void columns_to_rows(const std::uint8_t* src, std::size_t bytes, std::uint8_t* dst,
                      std::size_t dst_stride) {
   std::size_t j = 0;
-  if constexpr (kLanes == 8)
+  if constexpr (kLanes == 8) {
+#if defined(__AVX2__)
+    for (; j + 32 <= bytes; j += 32) columns_to_rows_32x8(src + j * kLanes, dst + j, dst_stride);
+#endif
     for (; j + 16 <= bytes; j += 16) columns_to_rows_16x8(src + j * kLanes, dst + j, dst_stride);
+  }
   transpose(src + j * kLanes, kLanes, bytes - j, kLanes, dst + j, dst_stride);
 }
 
