@@ -180,7 +180,7 @@ void transpose_8x8(const std::uint8_t* src, std::size_t src_stride, std::uint8_t
   // Each holds two columns, which become two rows.
   const auto store = [&](int j, __m128i columns) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride), columns);
-    _mm_storeh_pd(reinterpret_cast<double*>(dst + (j + 1) * dst_stride), _mm_castsi128_pd(columns));
+    _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (j + 1) * dst_stride), _mm_castsi128_ps(columns));
   };
   store(0, _mm_unpacklo_epi32(b0, b2));
   store(2, _mm_unpackhi_epi32(b0, b2));
@@ -199,7 +199,7 @@ void transpose_8x16(const std::uint8_t* src, std::size_t src_stride, std::uint8_
   const __m128i r4 = row(4), r5 = row(5), r6 = row(6), r7 = row(7);
   const auto store = [&](int j, __m128i columns) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + j * dst_stride), columns);
-    _mm_storeh_pd(reinterpret_cast<double*>(dst + (j + 1) * dst_stride), _mm_castsi128_pd(columns));
+    _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (j + 1) * dst_stride), _mm_castsi128_ps(columns));
   };
   // Rows 0-3 and 4-7 of columns first..first + 3 and first + 4..first + 7 as 32-bit lanes.
   const auto finish = [&](int first, __m128i a0, __m128i a1, __m128i a2, __m128i a3) {
