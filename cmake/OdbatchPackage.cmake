@@ -73,7 +73,7 @@ target_include_directories(odbatch_library PRIVATE ${odbatch_generated_include})
 target_link_libraries(odbatch_library PRIVATE odbatch_warnings)
 # Every layer's and subsystem's objects, whole; linking the top layer brings their own
 # dependencies along.
-set(odbatch_library_parts odbatch_core odbatch_proto_msgs odbatch_source odbatch_text
+set(odbatch_library_parts odbatch_core odbatch_proto_msgs odbatch_log odbatch_source odbatch_text
   odbatch_image odbatch_batch odbatch_store odbatch_dist odbatch_trainer odbatch_metrics
   odbatch_config odbatch_actors)
 set(odbatch_include_roots ${odbatch_generated_include})

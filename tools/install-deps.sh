@@ -7,7 +7,7 @@ packages=(
   libcaf-dev libboost-dev libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev
   libsentencepiece-dev sentencepiece
-  doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   spin clang-format
   clang-14 libclang-rt-14-dev llvm-14
   python3-dev pybind11-dev python3-numpy python3-torch python3-venv python3-setuptools python3-wheel

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "odbatch/log/logger.hpp"
 #include "odbatch/source/dataset_error.hpp"
 
 namespace odbatch::actors {
@@ -97,6 +98,7 @@ void EpochContext::fail(const std::string& reason, PipelineFailure::Cause cause,
   const std::string cause_for_peers = message;
   if (recorder_)
     message += write_flight_recorder(*recorder_, config().distributed, resources_->rank);
+  Logger(resources_->rank).error(message);
   queue_->fail(std::make_exception_ptr(PipelineFailure(cause, message, round)));
   collective_.abort(cause_for_peers);
   if (abort_hook_) (*abort_hook_)(message);

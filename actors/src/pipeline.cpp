@@ -10,6 +10,7 @@
 #include "odbatch/core/departure.hpp"
 #include "odbatch/core/resume_plan.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/metrics/metrics_json.hpp"
 #include "odbatch/metrics/metrics_prometheus.hpp"
 #include "odbatch/metrics/metrics_server.hpp"
@@ -217,6 +218,13 @@ Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
                             scheduler_threads(impl_->resources->config.flow));
   impl_->system = std::make_unique<caf::actor_system>(*impl_->system_config);
   impl_->start_metrics();
+  if (log_enabled(LogLevel::info)) {
+    const auto& index = *impl_->resources->index;
+    Logger(impl_->dist.rank)
+        .info("pipeline ready: " + std::to_string(index.record_count()) + " records in " +
+              std::to_string(index.files().size()) + " file(s), rank " +
+              std::to_string(impl_->dist.rank) + " of " + std::to_string(impl_->dist.world_size));
+  }
 }
 
 Pipeline::~Pipeline() {
@@ -243,6 +251,7 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
   impl_->stats->mark_started();
   impl_->spawn_epoch(epoch, fresh_epoch_start(impl_->dist.rank, impl_->dist.world_size,
                                               impl_->shard_sizes(epoch)));
+  Logger(impl_->dist.rank).info("epoch " + std::to_string(epoch) + " started");
 }
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
@@ -262,6 +271,9 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
           impl_->epoch->epoch(),
           std::chrono::steady_clock::now() + impl_->resources->config.flow.round_timeout);
     impl_->epoch_finished = true;
+    Logger(impl_->dist.rank)
+        .info("epoch " + std::to_string(impl_->epoch->epoch()) + " ended after " +
+              std::to_string(impl_->batches_taken) + " steps");
     return nullptr;
   }
   const auto& info = queued->batch->step_info();

@@ -27,7 +27,9 @@ from ._odbatch import (
     __version__,
     iterate_in_cpp,
     join_states,
+    log_level,
     pinning_available,
+    set_log_level,
 )
 from ._odbatch import Config as _Config
 from ._odbatch import Pipeline as _NativePipeline
@@ -47,8 +49,10 @@ __all__ = [
     "join_state_dicts",
     "join_states",
     "load_state",
+    "log_level",
     "pinning_available",
     "save_state",
+    "set_log_level",
 ]
 
 _TENSOR_KINDS = ("numpy", "torch")

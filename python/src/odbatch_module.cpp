@@ -21,6 +21,7 @@
 #include "odbatch/core/config.hpp"
 #include "odbatch/dist/collective.hpp"
 #include "odbatch/dist/round_coordinator.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/store/store.hpp"
@@ -352,6 +353,21 @@ PYBIND11_MODULE(_odbatch, m) {
 
   m.def("pinning_available", &pinning_available,
         "Whether pinned batches can be made here (a CUDA build and a CUDA device).");
+
+  m.def(
+      "set_log_level",
+      [](const std::string& name) {
+        const auto level = parse_log_level(name);
+        if (!level)
+          throw py::value_error("log level " + name +
+                                ": expected trace, debug, info, warn, error or off");
+        set_log_level(*level);
+      },
+      py::arg("level"),
+      "odbatch's diagnostics on stderr from this level up (unset: ODBATCH_LOG_LEVEL, else warn).");
+  m.def(
+      "log_level", [] { return std::string(to_string(log_level())); },
+      "The level set_log_level() or ODBATCH_LOG_LEVEL chose.");
 
   py::class_<NativePipeline>(m, "Pipeline")
       .def(py::init([](const PipelineConfig& config, std::optional<std::string> ledger,

@@ -1,9 +1,11 @@
 """The habits of a torch user: iterating the pipeline, set_epoch, len, state_dict, tensors in a
-dict with StepInfo beside it in torch's dtypes, pin_memory, typed errors, the abort hook, and the
-IterableDataset adapter in a DataLoader."""
+dict with StepInfo beside it in torch's dtypes, pin_memory, typed errors, the abort hook, the
+IterableDataset adapter in a DataLoader, and the log level."""
 
 import ast
 import io
+import os
+import tempfile
 import time
 import unittest
 import warnings
@@ -246,6 +248,38 @@ class DataLoaderAdapter(ScratchTestCase):
         loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1)
         with self.assertRaisesRegex(RuntimeError, "num_workers=0"):
             next(iter(loader))
+
+
+class Logging(ScratchTestCase):
+    def stderr_of(self, action):
+        """What the process writes to file descriptor 2 (where odbatch logs) during action()."""
+        with tempfile.TemporaryFile() as captured:
+            saved = os.dup(2)
+            os.dup2(captured.fileno(), 2)
+            try:
+                action()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            captured.seek(0)
+            return captured.read().decode()
+
+    def test_info_logs_the_epoch_with_the_rank(self):
+        config = self.write_config(records(text=60, images=0))
+        before = odbatch.log_level()
+        odbatch.set_log_level("info")
+        try:
+            self.assertEqual(odbatch.log_level(), "info")
+            text = self.stderr_of(lambda: list(odbatch.Pipeline(config)))
+        finally:
+            odbatch.set_log_level(before)
+        self.assertIn("[odbatch] [info] [rank 0] pipeline ready: 60 records", text)
+        self.assertIn("[odbatch] [info] [rank 0] epoch 0 ended after ", text)
+        self.assertEqual(self.stderr_of(lambda: list(odbatch.Pipeline(config))), "")
+
+    def test_an_unknown_level_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "log level loud: expected trace, debug"):
+            odbatch.set_log_level("loud")
 
 
 class TypeStubs(unittest.TestCase):

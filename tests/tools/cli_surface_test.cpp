@@ -1,7 +1,7 @@
 // The command line as a user meets it: --version, help that shows defaults, range errors that say
 // what is wanted, and `run`'s progress on a pipe (plain lines, per-epoch percentages) and its
 // summary (the steps a --max-steps run took, apart from the batches the pipeline prefetched), on
-// stdout and in its --json report.
+// stdout and in its --json report, and --log-level.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -74,4 +74,36 @@ TEST_CASE("on a pipe, run's progress is plain lines per epoch, and --max-steps r
   CHECK(stopped.out.find("steps: 2 taken;") != std::string::npos);
   odbatch::test::check_report_convention(read_file(summary), "run");
   CHECK(nlohmann::json::parse(read_file(summary))["steps_taken"] == 2);
+}
+
+TEST_CASE("--log-level info logs the epoch's start and end with the rank, in launched ranks too") {
+  if (!fs::exists(kData / "sft" / "mixed.jsonl")) {
+    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+    return;
+  }
+  const auto config = small_pipeline(40);
+  const auto one = run_cli("--log-level info run --no-progress " + shell_quoted(config));
+  REQUIRE(one.status == 0);
+  CHECK(one.err.find("[odbatch] [info] [rank 0] pipeline ready: 40 records in 1 file(s)") !=
+        std::string::npos);
+  CHECK(one.err.find("[odbatch] [info] [rank 0] epoch 0 started") != std::string::npos);
+  CHECK(one.err.find("[odbatch] [info] [rank 0] epoch 0 ended after ") != std::string::npos);
+  // After the subcommand too; the default level (warn) logs nothing on a good run.
+  CHECK(run_cli("run --no-progress " + shell_quoted(config) + " --log-level error").err.empty());
+  CHECK(run_cli("run --no-progress " + shell_quoted(config)).err.empty());
+
+  const auto two =
+      run_cli("--log-level info launch --nproc 2 -- " + shell_quoted(ODBATCH_CLI_PATH) +
+              " run --no-progress " + shell_quoted(config));
+  REQUIRE(two.status == 0);
+  const std::string both = two.out + two.err;
+  for (const std::string rank : {"0", "1"}) {
+    CHECK(both.find("[odbatch] [info] [rank " + rank + "] epoch 0 ended after ") !=
+          std::string::npos);
+  }
+
+  const auto bogus = run_cli("--log-level loud run " + shell_quoted(config));
+  CHECK(bogus.status == 2);
+  CHECK(bogus.err.find("--log-level: loud not in {trace,debug,info,warn,warning,error,off}") !=
+        std::string::npos);
 }

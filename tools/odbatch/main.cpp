@@ -1,5 +1,7 @@
 // The odbatch command line. Only this file sees CLI11: each subcommand's arguments are collected
 // here and handed to that subcommand's run function as a plain options struct.
+#include <stdlib.h>
+
 #include <chrono>
 #include <exception>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include "audit_command.hpp"
 #include "launch_command.hpp"
 #include "odbatch/core/config.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/sim/step_cost_model.hpp"
 #include "plan_command.hpp"
 #include "render_command.hpp"
@@ -501,6 +504,13 @@ int main(int argc, char** argv) {
   // Every option's help shows its default; subcommands inherit this.
   app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  // Given before or after the subcommand.
+  app.fallthrough();
+  std::string log_level;
+  app.add_option("--log-level", log_level,
+                 "Diagnostics on stderr from this level up: trace, debug, info, warn, error or off "
+                 "(unset: ODBATCH_LOG_LEVEL, else warn); ranks that launch starts inherit it")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "warning", "error", "off"}));
   PlanArguments plan_arguments;
   const CLI::App* plan = add_plan_command(app, plan_arguments);
   RunArguments run_arguments;
@@ -524,6 +534,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kInputErrorStatus;
+  }
+  if (!log_level.empty()) {
+    odbatch::set_log_level(*odbatch::parse_log_level(log_level));
+    ::setenv("ODBATCH_LOG_LEVEL", log_level.c_str(), 1);
   }
 
   try {

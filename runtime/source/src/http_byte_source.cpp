@@ -7,6 +7,7 @@
 
 #include "http_request.hpp"
 #include "odbatch/core/stable_hash.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "remote_block_cache.hpp"
 
@@ -168,6 +169,10 @@ void HttpByteSource::perform_with_retries(const HttpRequest& request, const std:
                          attempts_text(attempt));
     }
     ++counters_.retries;
+    if (log_enabled(LogLevel::warn)) {
+      Logger().warn(url_ + ": " + what + ": " + response.failure + "; retrying (attempt " +
+                    std::to_string(attempt + 1) + " of " + std::to_string(options_.attempts) + ")");
+    }
     std::this_thread::sleep_for(options_.backoff *
                                 (std::uint64_t{1} << std::min(attempt - 1, 20u)));
   }
@@ -266,6 +271,11 @@ void HttpByteSource::read_sequentially(std::uint64_t offset,
                          response.failure + " after " + attempts_text(attempts));
     }
     ++counters_.retries;
+    if (log_enabled(LogLevel::warn)) {
+      Logger().warn(url_ + ": " + bytes_text(position, size_ - 1) + " (sequential read): " +
+                    response.failure + "; resuming (failure " + std::to_string(failures_in_a_row) +
+                    " of " + std::to_string(options_.attempts) + " in a row)");
+    }
     std::this_thread::sleep_for(options_.backoff *
                                 (std::uint64_t{1} << std::min(failures_in_a_row - 1, 20u)));
   }

@@ -1,0 +1,80 @@
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "odbatch/log/logger.hpp"
+
+namespace odbatch {
+namespace {
+
+// Captures the log's lines at `level` for the scope, then restores stderr and the level.
+class LogCapture {
+ public:
+  explicit LogCapture(LogLevel level) : saved_(log_level()) {
+    set_log_level(level);
+    set_log_stream(&lines_);
+  }
+  ~LogCapture() {
+    set_log_stream(nullptr);
+    set_log_level(saved_);
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+
+  std::string text() const { return lines_.str(); }
+
+ private:
+  LogLevel saved_;
+  std::ostringstream lines_;
+};
+
+TEST_CASE("log levels parse by name and print back") {
+  for (const auto level : {LogLevel::trace, LogLevel::debug, LogLevel::info, LogLevel::warn,
+                           LogLevel::error, LogLevel::off}) {
+    CHECK(parse_log_level(to_string(level)) == level);
+  }
+  CHECK(parse_log_level("warning") == LogLevel::warn);
+  CHECK_FALSE(parse_log_level("verbose").has_value());
+  CHECK_FALSE(parse_log_level("INFO").has_value());
+}
+
+TEST_CASE("a line is written only at or above the threshold") {
+  const LogCapture capture(LogLevel::warn);
+  CHECK_FALSE(log_enabled(LogLevel::info));
+  CHECK(log_enabled(LogLevel::error));
+  const Logger logger;
+  logger.info("not shown");
+  logger.debug("not shown either");
+  logger.warn("shown");
+  logger.error("shown too");
+  const auto text = capture.text();
+  CHECK(text.find("not shown") == std::string::npos);
+  CHECK(text.find("] shown\n") != std::string::npos);
+  CHECK(text.find("] shown too\n") != std::string::npos);
+}
+
+TEST_CASE("off writes nothing, not even errors") {
+  const LogCapture capture(LogLevel::off);
+  Logger(3).error("lost");
+  CHECK(capture.text().empty());
+  CHECK_FALSE(log_enabled(LogLevel::off));
+}
+
+TEST_CASE("a line has the time, odbatch, the level and the rank before the message") {
+  const LogCapture capture(LogLevel::trace);
+  Logger(2).info("epoch 0 started");
+  Logger().warn("no rank here");
+  std::istringstream lines(capture.text());
+  std::string first;
+  std::string second;
+  REQUIRE(std::getline(lines, first));
+  REQUIRE(std::getline(lines, second));
+  const std::string stamp = R"(\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[odbatch\] )";
+  CHECK(std::regex_match(first, std::regex(stamp + R"(\[info\] \[rank 2\] epoch 0 started)")));
+  CHECK(std::regex_match(second, std::regex(stamp + R"(\[warning\] no rank here)")));
+}
+
+}  // namespace
+}  // namespace odbatch
