@@ -18,6 +18,12 @@ using namespace odbatch::test;
 
 const fs::path kData = ODBATCH_DATA_DIR;
 
+bool data_built() {
+  if (fs::exists(kData / "sft" / "mixed.jsonl")) return true;
+  MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+  return false;
+}
+
 // The first `count` text records of the dataset, and a pipeline over them with a small window.
 fs::path small_pipeline(int count) {
   std::ifstream in(kData / "sft" / "mixed.jsonl");
@@ -53,10 +59,7 @@ TEST_CASE("help shows defaults, and a value out of range says what is wanted") {
 }
 
 TEST_CASE("on a pipe, run's progress is plain lines per epoch, and --max-steps reports its steps") {
-  if (!fs::exists(kData / "sft" / "mixed.jsonl")) {
-    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
-    return;
-  }
+  if (!data_built()) return;
   const auto config = small_pipeline(60);
   const auto two_epochs = run_cli("run --epochs 2 " + shell_quoted(config));
   REQUIRE(two_epochs.status == 0);
@@ -77,10 +80,7 @@ TEST_CASE("on a pipe, run's progress is plain lines per epoch, and --max-steps r
 }
 
 TEST_CASE("--log-level info logs the epoch's start and end with the rank, in launched ranks too") {
-  if (!fs::exists(kData / "sft" / "mixed.jsonl")) {
-    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
-    return;
-  }
+  if (!data_built()) return;
   const auto config = small_pipeline(40);
   const auto one = run_cli("--log-level info run --no-progress " + shell_quoted(config));
   REQUIRE(one.status == 0);
