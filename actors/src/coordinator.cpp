@@ -1,10 +1,30 @@
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "odbatch/dist/round_coordinator.hpp"
+#include "odbatch/log/logger.hpp"
 #include "round_actors.hpp"
 
 namespace odbatch::actors {
+namespace {
+
+// "epoch 0 round 3: 512 proposed, 7 steps (2 idle here), 40 deferred, 3.1 ms"
+std::string round_line(const Proposal& proposal, const RoundPlan& plan, std::uint32_t rank,
+                       std::chrono::steady_clock::duration took) {
+  const auto& mine = plan.ranks.at(rank);
+  std::size_t idle = 0;
+  for (const auto& step : mine.steps) idle += step.idle() ? 1 : 0;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+  return "epoch " + std::to_string(plan.epoch) + " round " + std::to_string(plan.round) + ": " +
+         std::to_string(proposal.samples.size()) + " proposed, " + std::to_string(plan.steps) +
+         " steps (" + std::to_string(idle) + " idle here), " +
+         std::to_string(mine.deferred.size()) + " deferred, " + std::to_string(micros / 1000) +
+         "." + std::to_string(micros % 1000 / 100) + " ms" +
+         (plan.epoch_over ? ", epoch over" : "");
+}
+
+}  // namespace
 
 struct CoordinatorState {
   EpochContextPtr context;
@@ -34,7 +54,11 @@ coordinator_actor::behavior_type coordinator_behavior(
           throw;
         }
         auto plan = std::move(*planned);
-        stats.round_latency.record(std::chrono::steady_clock::now() - round_start);
+        const auto took = std::chrono::steady_clock::now() - round_start;
+        stats.round_latency.record(took);
+        const auto rank = s.context->resources().rank;
+        if (log_enabled(LogLevel::debug))
+          Logger(rank).debug(round_line(proposal, plan, rank, took));
         return plan;
       },
   };

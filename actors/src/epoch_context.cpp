@@ -80,6 +80,17 @@ EpochContext::EpochContext(std::shared_ptr<const PipelineResources> resources, s
 
 void EpochContext::reject(const Rejection& rejection) {
   stats_.count_rejection(rejection.reason);
+  // A dirty dataset can reject millions of records: the first few say what is wrong, the epoch's
+  // end gives the counts, and the ledger lists every one.
+  constexpr std::uint64_t kRejectionsWarned = 5;
+  const auto seen = rejections_.fetch_add(1, std::memory_order_relaxed);
+  const auto level = seen < kRejectionsWarned ? LogLevel::warn : LogLevel::debug;
+  if (log_enabled(level))
+    Logger(resources_->rank)
+        .log(level,
+             "epoch " + std::to_string(epoch_) + ": sample " + std::to_string(rejection.id) +
+                 " rejected (" + rejection.reason + "): " + rejection.detail +
+                 (seen + 1 == kRejectionsWarned ? " (further rejections at debug level)" : ""));
   if (ledger_) ledger_->rejection(epoch_, rejection);
   if (config().source.on_bad_record == BadRecordPolicy::fail)
     fail("sample " + std::to_string(rejection.id) + " rejected (" + rejection.reason +

@@ -90,8 +90,9 @@ class EpochContext {
   Wiring& wiring() { return wiring_; }
   std::chrono::steady_clock::time_point started() const { return started_; }
 
-  // Records a rejection: counted by reason, written to the ledger, and under on_bad_record = fail
-  // turned into the epoch's failure.
+  // Records a rejection: counted by reason, written to the ledger, logged (the epoch's first few
+  // as warnings, the rest at debug), and under on_bad_record = fail turned into the epoch's
+  // failure.
   void reject(const Rejection& rejection);
 
   // Ends the epoch with an error the trainer's next_batch() rethrows; the first failure wins.
@@ -134,6 +135,7 @@ class EpochContext {
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};
   std::atomic<bool> departing_{false};
+  std::atomic<std::uint64_t> rejections_{0};
   static constexpr std::uint64_t kStepsUnknown = ~std::uint64_t{0};
   std::atomic<std::uint64_t> total_steps_{kStepsUnknown};
   std::once_flag stop_once_;

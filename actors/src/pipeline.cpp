@@ -50,6 +50,7 @@ struct Pipeline::Impl {
   // epoch's first, batch is taken).
   std::shared_ptr<const RoundRecord> round_taken;
   std::optional<std::string> departed;  // where this rank left the run
+  StatsSnapshot at_epoch_start;         // the counters when the current epoch was spawned
 
   EpochShard epoch_shard(std::uint64_t number, std::uint32_t rank, std::uint32_t world) const;
   EpochShardSizes shard_sizes(std::uint64_t number) const;
@@ -59,6 +60,8 @@ struct Pipeline::Impl {
   // The part of a checkpoint that restarts epoch `number` from its beginning.
   Checkpoint epoch_beginning(std::uint64_t number) const;
   void end_current_epoch();
+  // The epoch's end in the log: its steps and samples, and its rejections by reason.
+  void log_epoch_end() const;
 };
 
 namespace {
@@ -148,6 +151,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   progress_taken = start.progress;
   round_taken.reset();
   auto shard = read_sequence(number, start);
+  at_epoch_start = stats->snapshot();
   epoch = std::make_shared<EpochContext>(resources, number, std::move(shard), std::move(start),
                                          queue, *stats, ledger.get(), *collective, recorder.get(),
                                          abort_hook.get());
@@ -165,6 +169,9 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   w.packer = actors::spawn_packer(sys, epoch);
   w.joiner = actors::spawn_joiner(sys, epoch);
   w.reader = actors::spawn_reader(sys, epoch);
+  Logger(dist.rank).info(
+      "epoch " + std::to_string(number) +
+      (steps_taken > 0 ? " resumed after step " + std::to_string(steps_taken) : " started"));
   for (std::uint32_t i = 0; i < resources->config.tokenizer.workers; ++i)
     w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch, i));
   for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
@@ -201,6 +208,29 @@ void Pipeline::Impl::end_current_epoch() {
   epoch.reset();
   // Whatever the epoch's queue still held is dropped with it.
   stats->batch_queue.depth.store(0, std::memory_order_relaxed);
+}
+
+void Pipeline::Impl::log_epoch_end() const {
+  const Logger logger(dist.rank);
+  if (!log_enabled(LogLevel::warn)) return;
+  const auto now = stats->snapshot();
+  const auto number = std::to_string(epoch->epoch());
+  logger.info("epoch " + number + " ended after " + std::to_string(batches_taken) +
+              " steps: " + std::to_string(now.samples_emitted - at_epoch_start.samples_emitted) +
+              " samples emitted, " +
+              std::to_string(now.samples_rejected - at_epoch_start.samples_rejected) + " rejected");
+  std::string reasons;
+  for (const auto& [reason, count] : now.rejected_by_reason) {
+    const auto before = at_epoch_start.rejected_by_reason.find(reason);
+    const auto in_epoch =
+        count - (before == at_epoch_start.rejected_by_reason.end() ? 0 : before->second);
+    if (in_epoch > 0)
+      reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(in_epoch);
+  }
+  if (!reasons.empty())
+    logger.warn("epoch " + number + " rejected " +
+                std::to_string(now.samples_rejected - at_epoch_start.samples_rejected) +
+                " records: " + reasons + (ledger ? "; the ledger lists each" : ""));
 }
 
 Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
@@ -251,7 +281,6 @@ void Pipeline::start_epoch(std::uint64_t epoch) {
   impl_->stats->mark_started();
   impl_->spawn_epoch(epoch, fresh_epoch_start(impl_->dist.rank, impl_->dist.world_size,
                                               impl_->shard_sizes(epoch)));
-  Logger(impl_->dist.rank).info("epoch " + std::to_string(epoch) + " started");
 }
 
 std::shared_ptr<const Batch> Pipeline::next_batch() {
@@ -271,9 +300,7 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
           impl_->epoch->epoch(),
           std::chrono::steady_clock::now() + impl_->resources->config.flow.round_timeout);
     impl_->epoch_finished = true;
-    Logger(impl_->dist.rank)
-        .info("epoch " + std::to_string(impl_->epoch->epoch()) + " ended after " +
-              std::to_string(impl_->batches_taken) + " steps");
+    impl_->log_epoch_end();
     return nullptr;
   }
   const auto& info = queued->batch->step_info();
@@ -366,6 +393,11 @@ Checkpoint Pipeline::Impl::epoch_beginning(std::uint64_t number) const {
 
 Checkpoint Pipeline::state() const {
   if (impl_->departed) throw std::logic_error("state() after depart() " + *impl_->departed);
+  if (log_enabled(LogLevel::debug))
+    Logger(impl_->dist.rank)
+        .debug("state taken after step " + std::to_string(impl_->batches_taken) + " of epoch " +
+               (impl_->epoch ? std::to_string(impl_->epoch->epoch()) : std::string("0")) +
+               (impl_->epoch_finished && impl_->epoch ? " (finished)" : ""));
   if (!impl_->epoch) return impl_->epoch_beginning(0);
   const auto number = impl_->epoch->epoch();
   if (impl_->epoch_finished) return impl_->epoch_beginning(number + 1);

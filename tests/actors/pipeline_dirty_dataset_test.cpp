@@ -1,7 +1,7 @@
 // The dirty dataset (data/dirty) through the whole pipeline, against its EXPECTED.json: every
 // good line is emitted once, every bad line is rejected with the expected reason category and
-// its file:line in the detail, and under on_bad_record = fail the epoch stops at the first bad
-// record with an error that names it.
+// its file:line in the detail, under on_bad_record = fail the epoch stops at the first bad
+// record with an error that names it, and the log says what was rejected where.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,7 +9,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <sstream>
 
+#include "log_capture.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "pipeline_test_support.hpp"
 
@@ -139,6 +141,51 @@ TEST_CASE("on_bad_record = fail stops the epoch at the first bad record, naming 
   CHECK(message.find(location(dirty, *first_bad)) != std::string::npos);
   CHECK(message.find(first_bad->at("reason").get<std::string>()) != std::string::npos);
   CHECK(pipeline.stats().batches == 0);  // the first round never completed
+}
+
+TEST_CASE("a dirty epoch's log: its first rejections located, its counts by reason, each round") {
+  const auto dirty = dirty_dataset();
+  auto config = dirty_config(dirty);
+  config.source.shuffle = false;
+  std::string log;
+  StatsSnapshot stats;
+  {
+    const test::LogCapture capture(LogLevel::debug);
+    Pipeline pipeline(config);
+    pipeline.start_epoch(0);
+    test::drain(pipeline);
+    stats = pipeline.stats();
+    log = capture.text();
+  }
+  CAPTURE(log);
+  REQUIRE(stats.samples_rejected > 5);
+  std::vector<std::string> lines;
+  std::istringstream stream(log);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  const auto count = [&](const std::string& level, const std::string& text) {
+    return std::count_if(lines.begin(), lines.end(), [&](const std::string& line) {
+      return line.find("[" + level + "]") != std::string::npos &&
+             line.find(text) != std::string::npos;
+    });
+  };
+  for (const auto& line : lines) CHECK(line.find("] [rank 0] ") != std::string::npos);
+  CHECK(count("info", "epoch 0 started") == 1);
+  // The first five rejections are warnings that name the file and line, the rest debug lines.
+  CHECK(count("warning", ": sample ") == 5);
+  CHECK(count("warning", dirty.file.string() + ":") == 5);
+  CHECK(count("warning", "(further rejections at debug level)") == 1);
+  CHECK(count("debug", ": sample ") == static_cast<std::ptrdiff_t>(stats.samples_rejected - 5));
+  // Every round planned says so at debug level, the last one that the epoch is over.
+  CHECK(count("debug", "epoch 0 round 0: ") == 1);
+  CHECK(count("debug", ", epoch over") == 1);
+  CHECK(count("info", "epoch 0 ended after " + std::to_string(stats.batches) + " steps: " +
+                          std::to_string(stats.samples_emitted) + " samples emitted, " +
+                          std::to_string(stats.samples_rejected) + " rejected") == 1);
+  std::string reasons;
+  for (const auto& [reason, n] : stats.rejected_by_reason)
+    reasons += (reasons.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+  CHECK(count("warning", "epoch 0 rejected " + std::to_string(stats.samples_rejected) +
+                             " records: " + reasons) == 1);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "odbatch/core/rank_names.hpp"
 #include "odbatch/dist/gloo_collective.hpp"
 #include "odbatch/dist/store_location.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/store/prefix_store.hpp"
 #include "odbatch/store/store_token.hpp"
 #include "odbatch/store/tcp_store_client.hpp"
@@ -109,10 +110,14 @@ class ProcessGroupCollective::Group {
                             std::to_string(port) + " (" + which + "): " + e.what() +
                             "; set ODBATCH_STORE_PORT to a free port");
     }
+    Logger(rank_).info("hosting the store at " + env_.master_addr + ":" + std::to_string(port) +
+                       " for " + std::to_string(world_) + " rank(s)");
   }
 
   // Two connections: the heartbeats must never wait behind this rank's calls.
   void connect(const TcpStoreClientOptions& client) {
+    Logger(rank_).debug("connecting to the store of " + store_host_ + " at " + client.host + ":" +
+                        std::to_string(client.port));
     try {
       calls_client_ = std::make_unique<TcpStoreClient>(client);
       beats_client_ = std::make_unique<TcpStoreClient>(client);

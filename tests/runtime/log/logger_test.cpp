@@ -4,31 +4,13 @@
 #include <sstream>
 #include <string>
 
+#include "log_capture.hpp"
 #include "odbatch/log/logger.hpp"
 
 namespace odbatch {
 namespace {
 
-// Captures the log's lines at `level` for the scope, then restores stderr and the level.
-class LogCapture {
- public:
-  explicit LogCapture(LogLevel level) : saved_(log_level()) {
-    set_log_level(level);
-    set_log_stream(&lines_);
-  }
-  ~LogCapture() {
-    set_log_stream(nullptr);
-    set_log_level(saved_);
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-
-  std::string text() const { return lines_.str(); }
-
- private:
-  LogLevel saved_;
-  std::ostringstream lines_;
-};
+using test::LogCapture;
 
 TEST_CASE("log levels parse by name and print back") {
   for (const auto level : {LogLevel::trace, LogLevel::debug, LogLevel::info, LogLevel::warn,
