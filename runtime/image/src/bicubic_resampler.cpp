@@ -154,6 +154,8 @@ struct BicubicResampler::State {
   std::vector<std::uint8_t> padded_row;    // a source row near the buffer's end, padded
   std::vector<std::uint8_t> row_bands;     // transposed bands of rows, source then target
   std::vector<std::uint8_t> grey_row;      // one output row of a grey image bound for RGB
+  std::vector<std::uint8_t> rgb_band;      // a band of output rows for an RgbBandSink
+  std::vector<std::uint8_t> grey_band;     // the same band's grey rows, before they become RGB
 
   // The table for resizing in_size to out_size, computed unless one of the cached ones is it;
   // the least recently used one makes room.
@@ -295,6 +297,60 @@ void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
     s.kernels->vertical({rows, target_width, vertical.first.front(), 1, s.grey_row.data()}, row);
     s.kernels->grey_to_rgb(s.grey_row.data(), target_width,
                            rgb_target.data() + std::size_t{y} * target_width * 3);
+  }
+}
+
+void BicubicResampler::resize_in_bands(std::span<const std::uint8_t> source,
+                                       std::uint32_t source_width, std::uint32_t source_height,
+                                       std::uint32_t channels, std::uint32_t target_width,
+                                       std::uint32_t target_height, RgbBandSink& sink) {
+  if (channels != 1 && channels != 3)
+    throw std::invalid_argument("BicubicResampler::resize_in_bands: " + std::to_string(channels) +
+                                " channels; 1 (grey) or 3 (RGB) are supported");
+  check_extent(source.size(), source_width, source_height, channels, "source");
+  check_extent(std::size_t{target_width} * target_height * 3, target_width, target_height, 3,
+               "target");
+  const std::uint32_t band_rows = sink.band_rows();
+  if (band_rows == 0) throw std::invalid_argument("BicubicResampler::resize_in_bands: 0 band rows");
+  State& s = *state_;
+  const bool width_changes = source_width != target_width;
+  const bool height_changes = source_height != target_height;
+  const std::size_t target_row_bytes = std::size_t{target_width} * channels;
+  const std::size_t band_pixels = std::size_t{band_rows} * target_width;
+  s.rgb_band.resize(band_pixels * 3);
+  if (channels == 1) s.grey_band.resize(band_pixels);
+  std::uint8_t* const resized_band = channels == 3 ? s.rgb_band.data() : s.grey_band.data();
+  AxisTable* vertical = height_changes ? &s.table(source_height, target_height) : nullptr;
+  // The rows the vertical pass reads: horizontally resized where the width changes.
+  const std::uint8_t* rows = nullptr;
+  if (vertical)
+    rows = width_changes ? s.needed_rows(source, source_width, *vertical,
+                                         s.table(source_width, target_width), channels)
+                         : source.data() + std::size_t{vertical->first.front()} * target_row_bytes;
+  sink.begin(target_width, target_height);
+  for (std::uint32_t y = 0; y < target_height; y += band_rows) {
+    const std::uint32_t count = std::min(band_rows, target_height - y);
+    // This band's rows, at the source's channels.
+    const std::uint8_t* band = nullptr;
+    if (vertical) {
+      const resample::AxisView all_rows = vertical->view();
+      const resample::AxisView these{all_rows.taps, all_rows.first + y, all_rows.count + y,
+                                     all_rows.weights + std::size_t{y} * all_rows.taps};
+      s.kernels->vertical({rows, target_row_bytes, vertical->first.front(), count, resized_band},
+                          these);
+      band = resized_band;
+    } else if (width_changes) {
+      s.horizontal(source, source_width, y, count, s.table(source_width, target_width), channels,
+                   resized_band);
+      band = resized_band;
+    } else {
+      band = source.data() + std::size_t{y} * target_row_bytes;
+    }
+    if (channels == 1) {
+      s.kernels->grey_to_rgb(band, std::size_t{count} * target_width, s.rgb_band.data());
+      band = s.rgb_band.data();
+    }
+    sink.band(band, y, count);
   }
 }
 

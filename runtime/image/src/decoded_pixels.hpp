@@ -37,9 +37,10 @@ inline std::optional<ImageError> check_declared_size(std::string_view format, st
   return std::nullopt;
 }
 
-// Sets `out`'s sizes for a full-size decode (no DCT scaling) to `target`, its RGB buffer sized.
+// Sets `out`'s sizes for a full-size decode (no DCT scaling) to `target`, its RGB buffer sized
+// unless the pixels go to a sink.
 inline void prepare(DecodedImage& out, std::uint32_t width, std::uint32_t height,
-                    const ResizeTarget& target) {
+                    const ResizeTarget& target, const RgbBandSink* sink) {
   out.grid = target.grid;
   out.width = target.width;
   out.height = target.height;
@@ -48,20 +49,31 @@ inline void prepare(DecodedImage& out, std::uint32_t width, std::uint32_t height
   out.decoded_width = width;
   out.decoded_height = height;
   out.dct_scale = DctScale{};
-  out.rgb.resize(std::size_t{out.width} * out.height * 3);
+  if (sink)
+    out.rgb.clear();
+  else
+    out.rgb.resize(std::size_t{out.width} * out.height * 3);
 }
 
 // True when the full-size RGB pixels can be decoded straight into out.rgb.
-inline bool decodes_in_place(const DecodedImage& out, std::uint32_t channels) {
-  return channels == 3 && out.decoded_width == out.width && out.decoded_height == out.height;
+inline bool decodes_in_place(const DecodedImage& out, std::uint32_t channels,
+                             const RgbBandSink* sink) {
+  return !sink && channels == 3 && out.decoded_width == out.width &&
+         out.decoded_height == out.height;
 }
 
-// `pixels` (decoded_width x decoded_height, 1 or 3 channels) resized into out.rgb; grey is
-// resized as one channel and written to R, G and B, the pixels of its RGB conversion resized.
+// `pixels` (decoded_width x decoded_height, 1 or 3 channels) resized into out.rgb, or to `sink`
+// when there is one; grey is resized as one channel and written to R, G and B, the pixels of its
+// RGB conversion resized.
 inline void resize_into(BicubicResampler& resampler, std::span<const std::uint8_t> pixels,
-                        std::uint32_t channels, DecodedImage& out) {
+                        std::uint32_t channels, DecodedImage& out, RgbBandSink* sink) {
   const std::uint32_t width = out.decoded_width;
   const std::uint32_t height = out.decoded_height;
+  if (sink) {
+    resampler.resize_in_bands(pixels.first(std::size_t{width} * height * channels), width, height,
+                              channels, out.width, out.height, *sink);
+    return;
+  }
   if (channels == 3) {
     if (width == out.width && height == out.height) {
       std::copy_n(pixels.begin(), out.rgb.size(), out.rgb.begin());

@@ -47,16 +47,16 @@ ImageResult<DecodedImage> ImageDecoder::decode(std::span<const std::uint8_t> byt
 
 std::optional<ImageError> ImageDecoder::decode(std::span<const std::uint8_t> bytes,
                                                const VisionGeometryConfig& geometry,
-                                               DecodedImage& out) {
+                                               DecodedImage& out, RgbBandSink* sink) {
   const auto format = detect_image_format(bytes);
   if (!format) return format.error();
   switch (format.value()) {
     case ImageFormat::jpeg:
-      return jpeg_.decode(bytes, geometry, out);
+      return jpeg_.decode(bytes, geometry, out, sink);
     case ImageFormat::png:
-      return png_.decode(bytes, geometry, out);
+      return png_.decode(bytes, geometry, out, sink);
     case ImageFormat::webp:
-      return webp_.decode(bytes, geometry, out);
+      return webp_.decode(bytes, geometry, out, sink);
   }
   return ImageError{ImageErrorKind::unsupported, "unknown image format"};
 }

@@ -1,5 +1,7 @@
 #include "odbatch/image/image_processor.hpp"
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace odbatch {
@@ -15,21 +17,28 @@ ImageProcessor::ImageProcessor(const JpegDecoderLimits& limits,
 
 ImageResult<DecodedImage> ImageProcessor::process(std::span<const std::uint8_t> image) {
   if (!writer_) return decoder_.decode(image, geometry_);
-  if (auto error = decoder_.decode(image, geometry_, resized_)) return std::move(*error);
   DecodedImage out;
-  out.grid = resized_.grid;
-  out.width = resized_.width;
-  out.height = resized_.height;
-  out.source_width = resized_.source_width;
-  out.source_height = resized_.source_height;
-  out.decoded_width = resized_.decoded_width;
-  out.decoded_height = resized_.decoded_height;
-  out.dct_scale = resized_.dct_scale;
   out.dtype = writer_->dtype();
   out.values_per_patch = writer_->values_per_patch();
-  out.patch_values.resize(writer_->bytes_for(out.width, out.height));
-  writer_->write(resized_.rgb, out.width, out.height, out.patch_values);
+  PixelValuesSink sink(*writer_, out);
+  if (auto error = decoder_.decode(image, geometry_, out, &sink)) return std::move(*error);
   return out;
+}
+
+void ImageProcessor::PixelValuesSink::begin(std::uint32_t width, std::uint32_t height) {
+  image_.patch_values.resize(writer_.bytes_for(width, height));
+}
+
+void ImageProcessor::PixelValuesSink::band(const std::uint8_t* rgb, std::uint32_t first_row,
+                                           std::uint32_t rows) {
+  // Resized sides are multiples of a block row (smart_resize), so every band is one whole.
+  const std::uint32_t block_rows = writer_.block_rows();
+  if (rows != block_rows || first_row % block_rows != 0)
+    throw std::logic_error("pixel_values: a band of " + std::to_string(rows) + " rows at row " +
+                           std::to_string(first_row) + " is not one block row of " +
+                           std::to_string(block_rows));
+  writer_.write_block_row(rgb, image_.width, image_.height, first_row / block_rows,
+                          image_.patch_values);
 }
 
 }  // namespace odbatch

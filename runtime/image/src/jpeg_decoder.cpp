@@ -224,7 +224,7 @@ ImageResult<DecodedImage> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
 
 std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg,
                                               const VisionGeometryConfig& geometry,
-                                              DecodedImage& out) {
+                                              DecodedImage& out, RgbBandSink* sink) {
   auto header = read_header(jpeg);
   if (!header) return header.error();
   auto target = smart_resize(header.value().height, header.value().width, geometry);
@@ -239,47 +239,60 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
   out.decoded_width = scaled(out.source_width, scale);
   out.decoded_height = scaled(out.source_height, scale);
   out.dct_scale = scale;
-  out.rgb.resize(std::size_t{out.width} * out.height * 3);
+  if (sink)
+    out.rgb.clear();
+  else
+    out.rgb.resize(std::size_t{out.width} * out.height * 3);
   const bool resize = out.decoded_width != out.width || out.decoded_height != out.height;
+  const std::size_t pixels = std::size_t{out.decoded_width} * out.decoded_height;
+  // The decoded pixels (`channels` bytes each, in decoded_) resized into out.rgb or the sink.
+  const auto finish = [&](std::uint32_t channels) {
+    const std::span<const std::uint8_t> decoded(decoded_.data(), pixels * channels);
+    if (sink)
+      resampler_.resize_in_bands(decoded, out.decoded_width, out.decoded_height, channels,
+                                 out.width, out.height, *sink);
+    else if (channels == 1)
+      resampler_.resize_grey_to_rgb(decoded, out.decoded_width, out.decoded_height, out.rgb,
+                                    out.width, out.height);
+    else
+      resampler_.resize(decoded, out.decoded_width, out.decoded_height, out.rgb, out.width,
+                        out.height);
+  };
 
   const JpegColorspace colorspace = header.value().colorspace;
   if (colorspace == JpegColorspace::cmyk || colorspace == JpegColorspace::ycck) {
     // libjpeg turns YCCK into CMYK; the conversion to RGB works in place (see cmyk_to_rgb).
-    const std::size_t pixels = std::size_t{out.decoded_width} * out.decoded_height;
     decoded_.resize(pixels * 4);
     if (auto error =
             decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_CMYK, decoded_.data()))
       return error;
-    if (!resize) {
+    if (!resize && !sink) {
       cmyk_to_rgb(decoded_.data(), pixels, out.rgb.data());
       return std::nullopt;
     }
     cmyk_to_rgb(decoded_.data(), pixels, decoded_.data());
-    resampler_.resize(std::span(decoded_.data(), pixels * 3), out.decoded_width, out.decoded_height,
-                      out.rgb, out.width, out.height);
+    finish(3);
     return std::nullopt;
   }
 
   if (colorspace != JpegColorspace::grey) {
-    if (!resize)
+    if (!resize && !sink)
       return decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_RGB, out.rgb.data());
-    decoded_.resize(std::size_t{out.decoded_width} * out.decoded_height * 3);
+    decoded_.resize(pixels * 3);
     if (auto error =
             decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_RGB, decoded_.data()))
       return error;
-    resampler_.resize(decoded_, out.decoded_width, out.decoded_height, out.rgb, out.width,
-                      out.height);
+    finish(3);
     return std::nullopt;
   }
 
   // Grey is decoded and resized as one channel, written to R, G and B as it goes: the same
   // pixels as resizing its RGB conversion, with a third of the work.
-  decoded_.resize(std::size_t{out.decoded_width} * out.decoded_height);
+  decoded_.resize(pixels);
   if (auto error =
           decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_GRAY, decoded_.data()))
     return error;
-  resampler_.resize_grey_to_rgb(decoded_, out.decoded_width, out.decoded_height, out.rgb, out.width,
-                                out.height);
+  finish(1);
   return std::nullopt;
 }
 

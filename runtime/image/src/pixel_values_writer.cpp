@@ -122,54 +122,76 @@ std::size_t PixelValuesWriter::bytes_for(std::uint32_t width, std::uint32_t heig
   return patches * values_per_patch_ * element_bytes(dtype_);
 }
 
-void PixelValuesWriter::write(std::span<const std::uint8_t> rgb, std::uint32_t width,
-                              std::uint32_t height, std::span<std::uint8_t> out) const {
-  const std::uint32_t factor = patch_size_ * merge_size_;
+void PixelValuesWriter::check_sizes(std::uint32_t width, std::uint32_t height,
+                                    std::size_t out_bytes) const {
+  const std::uint32_t factor = block_rows();
   if (width == 0 || height == 0 || width % factor != 0 || height % factor != 0 ||
-      rgb.size() != std::size_t{width} * height * kChannels ||
-      out.size() != bytes_for(width, height))
+      out_bytes != bytes_for(width, height))
     throw std::invalid_argument(
-        "PixelValuesWriter::write: a " + std::to_string(width) + "x" + std::to_string(height) +
-        " image needs sides that are multiples of " + std::to_string(factor) + ", " +
-        std::to_string(std::size_t{width} * height * kChannels) + " RGB bytes and " +
+        "PixelValuesWriter: a " + std::to_string(width) + "x" + std::to_string(height) +
+        " image needs sides that are multiples of " + std::to_string(factor) + " and " +
         std::to_string(bytes_for(width, height)) + " output bytes; got " +
-        std::to_string(rgb.size()) + " and " + std::to_string(out.size()));
-  // The output is a byte buffer from an allocation, which provides storage for the values.
-  if (dtype_ == PixelDtype::float32)
-    write_patches(rgb.data(), width, height, float32_table_.data(),
-                  reinterpret_cast<float*>(out.data()));
-  else
-    write_patches(rgb.data(), width, height, bfloat16_table_.data(),
-                  reinterpret_cast<std::uint16_t*>(out.data()));
+        std::to_string(out_bytes));
 }
 
-// Patches in the processor's order: merge blocks row by row, the merge_size^2 patches of a block
-// row by row; within a patch, channel, then time, then the patch's rows and columns. Frame 0 is
-// looked up, the other frames are copies of it.
+void PixelValuesWriter::write(std::span<const std::uint8_t> rgb, std::uint32_t width,
+                              std::uint32_t height, std::span<std::uint8_t> out) const {
+  check_sizes(width, height, out.size());
+  if (rgb.size() != std::size_t{width} * height * kChannels)
+    throw std::invalid_argument("PixelValuesWriter::write: a " + std::to_string(width) + "x" +
+                                std::to_string(height) + " image has " +
+                                std::to_string(std::size_t{width} * height * kChannels) +
+                                " RGB bytes; got " + std::to_string(rgb.size()));
+  const std::size_t block_bytes = std::size_t{block_rows()} * width * kChannels;
+  for (std::uint32_t block_row = 0; block_row < height / block_rows(); ++block_row)
+    write_block_row(rgb.data() + block_row * block_bytes, width, height, block_row, out);
+}
+
+void PixelValuesWriter::write_block_row(const std::uint8_t* rgb, std::uint32_t width,
+                                        std::uint32_t height, std::uint32_t block_row,
+                                        std::span<std::uint8_t> out) const {
+  check_sizes(width, height, out.size());
+  if (block_row >= height / block_rows())
+    throw std::invalid_argument("PixelValuesWriter::write_block_row: block row " +
+                                std::to_string(block_row) + " of a " + std::to_string(height) +
+                                "-row image");
+  // Each block row's patches follow the previous block rows' whole.
+  const std::size_t offset = std::size_t{block_row} * (width / patch_size_) * merge_size_ *
+                             values_per_patch_ * element_bytes(dtype_);
+  // The output is a byte buffer from an allocation, which provides storage for the values.
+  if (dtype_ == PixelDtype::float32)
+    write_block(rgb, width, float32_table_.data(), reinterpret_cast<float*>(out.data() + offset));
+  else
+    write_block(rgb, width, bfloat16_table_.data(),
+                reinterpret_cast<std::uint16_t*>(out.data() + offset));
+}
+
+// One block row's patches in the processor's order: its merge blocks left to right, the
+// merge_size^2 patches of a block row by row; within a patch, channel, then time, then the
+// patch's rows and columns. Frame 0 is looked up, the other frames are copies of it.
 template <class Value, class Entry>
-void PixelValuesWriter::write_patches(const std::uint8_t* rgb, std::uint32_t width,
-                                      std::uint32_t height, const Entry* table, Value* out) const {
+void PixelValuesWriter::write_block(const std::uint8_t* rgb, std::uint32_t width,
+                                    const Entry* table, Value* out) const {
   const std::uint32_t p = patch_size_;
   const std::uint32_t m = merge_size_;
   const std::size_t row_bytes = std::size_t{width} * kChannels;
   const std::size_t frame_values = std::size_t{p} * p;
-  for (std::uint32_t block_y = 0; block_y < height / (p * m); ++block_y)
-    for (std::uint32_t block_x = 0; block_x < width / (p * m); ++block_x)
-      for (std::uint32_t merge_y = 0; merge_y < m; ++merge_y)
-        for (std::uint32_t merge_x = 0; merge_x < m; ++merge_x) {
-          const std::size_t top = std::size_t{block_y * m + merge_y} * p;
-          const std::size_t left = std::size_t{block_x * m + merge_x} * p;
-          const std::uint8_t* patch = rgb + top * row_bytes + left * kChannels;
-          for (std::uint32_t c = 0; c < kChannels; ++c) {
-            const Entry* lookup = table + c * 256;
-            Value* frame = out;
-            for (std::uint32_t y = 0; y < p; ++y)
-              lookup_row(patch + y * row_bytes + c, p, lookup, frame + std::size_t{y} * p);
-            for (std::uint32_t t = 1; t < temporal_patch_size_; ++t)
-              std::memcpy(frame + t * frame_values, frame, frame_values * sizeof(Value));
-            out += temporal_patch_size_ * frame_values;
-          }
+  for (std::uint32_t block_x = 0; block_x < width / (p * m); ++block_x)
+    for (std::uint32_t merge_y = 0; merge_y < m; ++merge_y)
+      for (std::uint32_t merge_x = 0; merge_x < m; ++merge_x) {
+        const std::size_t top = std::size_t{merge_y} * p;
+        const std::size_t left = std::size_t{block_x * m + merge_x} * p;
+        const std::uint8_t* patch = rgb + top * row_bytes + left * kChannels;
+        for (std::uint32_t c = 0; c < kChannels; ++c) {
+          const Entry* lookup = table + c * 256;
+          Value* frame = out;
+          for (std::uint32_t y = 0; y < p; ++y)
+            lookup_row(patch + y * row_bytes + c, p, lookup, frame + std::size_t{y} * p);
+          for (std::uint32_t t = 1; t < temporal_patch_size_; ++t)
+            std::memcpy(frame + t * frame_values, frame, frame_values * sizeof(Value));
+          out += temporal_patch_size_ * frame_values;
         }
+      }
 }
 
 }  // namespace odbatch

@@ -225,18 +225,18 @@ ImageResult<DecodedImage> PngDecoder::decode(std::span<const std::uint8_t> png,
 
 std::optional<ImageError> PngDecoder::decode(std::span<const std::uint8_t> png,
                                              const VisionGeometryConfig& geometry,
-                                             DecodedImage& out) {
+                                             DecodedImage& out, RgbBandSink* sink) {
   auto parsed = read_header(png);
   if (!parsed) return parsed.error();
   const PngHeader& header = parsed.value();
   auto target = smart_resize(header.height, header.width, geometry);
   if (!target) return target.error();
-  image_detail::prepare(out, header.width, header.height, target.value());
+  image_detail::prepare(out, header.width, header.height, target.value(), sink);
 
   // Palette indices are expanded to RGB in place, so their buffer holds three bytes a pixel.
   const std::size_t pixels = std::size_t{header.width} * header.height;
   const std::size_t row_bytes = header.width * bytes_per_pixel(header);
-  const bool in_place = image_detail::decodes_in_place(out, header.components);
+  const bool in_place = image_detail::decodes_in_place(out, header.components, sink);
   std::uint8_t* buffer = out.rgb.data();
   if (!in_place) {
     decoded_.resize(header.color_type == PngColorType::palette ? pixels * 3
@@ -271,7 +271,7 @@ std::optional<ImageError> PngDecoder::decode(std::span<const std::uint8_t> png,
       buffer[i] = static_cast<std::uint8_t>(std::min(value, 255u));
     }
   }
-  if (!in_place) image_detail::resize_into(resampler_, decoded_, header.components, out);
+  if (!in_place) image_detail::resize_into(resampler_, decoded_, header.components, out, sink);
   return std::nullopt;
 }
 

@@ -294,7 +294,13 @@ void transpose(const std::uint8_t* src, std::size_t src_stride, std::size_t rows
   store(6, _mm_unpackhi_epi32(a1, a3), _mm_unpackhi_epi32(a5, a7));
 }
 
-#if defined(__AVX2__)
+// The AVX2 tiles serve the 8-lane kernels only; the AVX-512 unit (16 lanes) would leave them
+// unused, which clang reports.
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#define ODBATCH_RESAMPLE_AVX2_TILES 1
+#endif
+
+#if defined(ODBATCH_RESAMPLE_AVX2_TILES)
 // rows_to_columns_8x16 on two tiles side by side, one a 128-bit half: 8 rows of 32 bytes into
 // 32 columns of 8 bytes. Each result holds two columns of each tile; a half swap pairs them into
 // four columns of one tile.
@@ -361,7 +367,7 @@ void rows_to_columns(const std::uint8_t* src, std::size_t src_stride, std::size_
                      std::uint8_t* dst) {
   std::size_t j = 0;
   if constexpr (kLanes == 8) {
-#if defined(__AVX2__)
+#if defined(ODBATCH_RESAMPLE_AVX2_TILES)
     for (; j + 32 <= bytes; j += 32) rows_to_columns_8x32(src + j, src_stride, dst + j * kLanes);
 #endif
     for (; j + 16 <= bytes; j += 16) rows_to_columns_8x16(src + j, src_stride, dst + j * kLanes);
@@ -376,7 +382,7 @@ void columns_to_rows(const std::uint8_t* src, std::size_t bytes, std::uint8_t* d
                      std::size_t dst_stride) {
   std::size_t j = 0;
   if constexpr (kLanes == 8) {
-#if defined(__AVX2__)
+#if defined(ODBATCH_RESAMPLE_AVX2_TILES)
     for (; j + 32 <= bytes; j += 32) columns_to_rows_32x8(src + j * kLanes, dst + j, dst_stride);
 #endif
     for (; j + 16 <= bytes; j += 16) columns_to_rows_16x8(src + j * kLanes, dst + j, dst_stride);

@@ -102,18 +102,18 @@ ImageResult<DecodedImage> WebpDecoder::decode(std::span<const std::uint8_t> webp
 
 std::optional<ImageError> WebpDecoder::decode(std::span<const std::uint8_t> webp,
                                               const VisionGeometryConfig& geometry,
-                                              DecodedImage& out) {
+                                              DecodedImage& out, RgbBandSink* sink) {
   auto parsed = read_header(webp);
   if (!parsed) return parsed.error();
   const WebpHeader& header = parsed.value();
   auto target = smart_resize(header.height, header.width, geometry);
   if (!target) return target.error();
-  image_detail::prepare(out, header.width, header.height, target.value());
-  const bool in_place = image_detail::decodes_in_place(out, 3);
+  image_detail::prepare(out, header.width, header.height, target.value(), sink);
+  const bool in_place = image_detail::decodes_in_place(out, 3, sink);
   if (!in_place) decoded_.resize(std::size_t{header.width} * header.height * 3);
   if (auto error = decode_first_frame(webp, header, in_place ? out.rgb.data() : decoded_.data()))
     return error;
-  if (!in_place) image_detail::resize_into(resampler_, decoded_, 3, out);
+  if (!in_place) image_detail::resize_into(resampler_, decoded_, 3, out, sink);
   return std::nullopt;
 }
 

@@ -209,5 +209,69 @@ TEST_CASE("the image processor keeps uint8 pixels unless pixel_values are asked 
   CHECK_FALSE(bfloat16.process(Bytes{0xFF, 0xD8, 0x00}));  // corrupt: an ImageError, not a throw
 }
 
+TEST_CASE("the processor's pixel_values, written from the resize's bands, equal the writer's") {
+  VisionGeometryConfig geometry;
+  struct Jpeg {
+    const char* what;
+    Bytes bytes;
+  };
+  const Jpeg jpegs[] = {
+      {"RGB, resized", test::pattern_jpeg(150, 97)},
+      {"RGB, already the target's size", test::pattern_jpeg(56, 84)},
+      {"RGB, DCT-scaled", test::pattern_jpeg(2000, 1500)},
+      {"grey, resized",
+       test::encode_jpeg(test::pattern_rgb(130, 61), 130, 61, ChromaSubsampling::grey)},
+      {"grey, already the target's size",
+       test::encode_jpeg(test::pattern_rgb(56, 28), 56, 28, ChromaSubsampling::grey)},
+      {"CMYK, resized", test::encode_cmyk_jpeg(90, 70)},
+      {"CMYK, already the target's size", test::encode_cmyk_jpeg(84, 56)},
+  };
+  for (const PixelDtype dtype : {PixelDtype::float32, PixelDtype::bfloat16}) {
+    PixelValuesConfig config;
+    config.dtype = dtype;
+    const PixelValuesWriter writer(config, geometry);
+    ImageProcessor processor({}, geometry, config);
+    JpegDecoder decoder;
+    for (const Jpeg& jpeg : jpegs) {
+      CAPTURE(jpeg.what);
+      CAPTURE(to_string(dtype));
+      const auto decoded = decoder.decode(jpeg.bytes, geometry);
+      REQUIRE(decoded);
+      const DecodedImage& image = decoded.value();
+      Bytes expected(writer.bytes_for(image.width, image.height));
+      writer.write(image.rgb, image.width, image.height, expected);
+      const auto values = processor.process(jpeg.bytes);
+      REQUIRE(values);
+      CHECK(values.value().rgb.empty());
+      CHECK(values.value().width == image.width);
+      CHECK(values.value().height == image.height);
+      CHECK(values.value().dct_scale == image.dct_scale);
+      const auto& made = values.value().patch_values;
+      CHECK(Bytes(made.begin(), made.end()) == expected);
+    }
+  }
+}
+
+TEST_CASE("a block row at a time, the writer writes what it writes for the whole image") {
+  const VisionGeometryConfig geometry;
+  PixelValuesConfig config;
+  config.dtype = PixelDtype::float32;
+  const PixelValuesWriter writer(config, geometry);
+  CHECK(writer.block_rows() == 28);
+  const std::uint32_t width = 84;
+  const std::uint32_t height = 56;
+  const Bytes rgb = test::pattern_rgb(width, height);
+  Bytes whole(writer.bytes_for(width, height));
+  writer.write(rgb, width, height, whole);
+  Bytes by_rows(whole.size());
+  // Out of order, to show each block row lands at its own place.
+  for (const std::uint32_t block_row : {1u, 0u})
+    writer.write_block_row(rgb.data() + std::size_t{block_row} * 28 * width * 3, width, height,
+                           block_row, by_rows);
+  CHECK(by_rows == whole);
+  CHECK_THROWS_AS(writer.write_block_row(rgb.data(), width, height, 2, by_rows),
+                  std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace odbatch

@@ -3,7 +3,8 @@
 // tRNS, 16-bit RGB, grey and LA, interlaced and animated PNGs;
 // lossless, lossy, alpha and animated WebPs) decodes through ImageDecoder to the bytes of
 // Pillow 9.4's Image.open(f).convert("RGB"), whole and resized with BICUBIC to smart_resize's
-// size. A CTest fixture runs the script first.
+// size; their float32 pixel_values, written from the resize's bands, equal the writer's over those
+// bytes. A CTest fixture runs the script first.
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "odbatch/image/image_decoder.hpp"
+#include "odbatch/image/image_processor.hpp"
+#include "odbatch/image/pixel_values_writer.hpp"
 
 namespace odbatch {
 namespace {
@@ -96,6 +99,18 @@ TEST_CASE("every PNG and WebP variant decodes and resizes to Pillow's exact byte
     if (c.target_width == c.width && c.target_height == c.height) CHECK(c.resized_crc == c.rgb_crc);
     const bool same = crc32_of(image.rgb) == c.resized_crc;
     CHECK_MESSAGE(same, "pixels differ from Pillow's");
+    PixelValuesConfig float32;
+    float32.dtype = PixelDtype::float32;
+    const PixelValuesWriter writer(float32, c.geometry);
+    std::vector<std::uint8_t> expected(writer.bytes_for(image.width, image.height));
+    writer.write(image.rgb, image.width, image.height, expected);
+    ImageProcessor processor({}, c.geometry, float32);
+    const auto values = processor.process(bytes);
+    REQUIRE_MESSAGE(values, values.error().message);
+    CHECK(values.value().rgb.empty());
+    const auto& made = values.value().patch_values;
+    CHECK_MESSAGE(Bytes(made.begin(), made.end()) == expected,
+                  "pixel_values differ from the writer's");
     ++checked[variant_of(c.file)];
     if (!same) ++failed[variant_of(c.file)];
   }

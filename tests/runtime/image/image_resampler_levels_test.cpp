@@ -1,12 +1,14 @@
 // Every SIMD level against the scalar kernels, which are Pillow's loops: the same bytes for
 // thousands of seeded random (source, target) size pairs with sides 1..4096, grey and RGB,
-// shrinking, enlarging and mixed, on pixels that hit the clamps. Levels this CPU lacks are
-// reported and skipped; asking for one is a ConfigError.
+// shrinking, enlarging and mixed, on pixels that hit the clamps; resizing in bands of rows gives
+// the whole resize's bytes at any band size. Levels this CPU lacks are reported and skipped;
+// asking for one is a ConfigError.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "odbatch/core/config.hpp"
@@ -80,6 +82,37 @@ Bytes resized_grey_to_rgb(BicubicResampler& resampler, const Bytes& source, cons
   return target;
 }
 
+// An RgbBandSink that checks the bands come in order, whole but the last, and keeps them.
+class CollectingSink final : public RgbBandSink {
+ public:
+  explicit CollectingSink(std::uint32_t band_rows) : band_rows_(band_rows) {}
+  std::uint32_t band_rows() const override { return band_rows_; }
+  void begin(std::uint32_t width, std::uint32_t height) override {
+    width_ = width;
+    height_ = height;
+    rgb.clear();
+  }
+  void band(const std::uint8_t* band, std::uint32_t first_row, std::uint32_t rows) override {
+    CHECK(first_row == rgb.size() / (std::size_t{width_} * 3));
+    CHECK((rows == band_rows_ || first_row + rows == height_));
+    rgb.insert(rgb.end(), band, band + std::size_t{rows} * width_ * 3);
+  }
+  Bytes rgb;
+
+ private:
+  std::uint32_t band_rows_;
+  std::uint32_t width_ = 0;
+  std::uint32_t height_ = 0;
+};
+
+Bytes resized_in_bands(BicubicResampler& resampler, const Bytes& source, const SizePair& p,
+                       std::uint32_t channels, std::uint32_t band_rows) {
+  CollectingSink sink(band_rows);
+  resampler.resize_in_bands(source, p.source_width, p.source_height, channels, p.target_width,
+                            p.target_height, sink);
+  return std::move(sink.rgb);
+}
+
 TEST_CASE("every SIMD level gives the scalar kernels' bytes for random sizes 1..4096") {
   const std::vector<SizePair> pairs = size_pairs(0x5eed'2026, 300, 1700);
   BicubicResampler scalar(SimdLevel::scalar);
@@ -107,11 +140,18 @@ TEST_CASE("every SIMD level gives the scalar kernels' bytes for random sizes 1..
     for (const std::uint8_t value : expected_grey)
       expected_grey_as_rgb.insert(expected_grey_as_rgb.end(), 3, value);
     CHECK(resized_grey_to_rgb(scalar, grey, p) == expected_grey_as_rgb);
+    // Bands of 1 row up to more than the image has.
+    const auto band_rows = static_cast<std::uint32_t>(1 + rng.next() % 30);
+    CAPTURE(band_rows);
+    CHECK(resized_in_bands(scalar, rgb, p, 3, band_rows) == expected_rgb);
+    CHECK(resized_in_bands(scalar, grey, p, 1, band_rows) == expected_grey_as_rgb);
     for (BicubicResampler& level : levels) {
       CAPTURE(to_string(level.simd_level()));
       CHECK(resized(level, rgb, p, 3) == expected_rgb);
       CHECK(resized(level, grey, p, 1) == expected_grey);
       CHECK(resized_grey_to_rgb(level, grey, p) == expected_grey_as_rgb);
+      CHECK(resized_in_bands(level, rgb, p, 3, band_rows) == expected_rgb);
+      CHECK(resized_in_bands(level, grey, p, 1, band_rows) == expected_grey_as_rgb);
     }
   }
 }

@@ -26,6 +26,7 @@
 #include <span>
 #include <vector>
 
+#include "odbatch/image/rgb_band_sink.hpp"
 #include "odbatch/image/simd_level.hpp"
 
 namespace odbatch {
@@ -54,6 +55,13 @@ class BicubicResampler {
   void resize_grey_to_rgb(std::span<const std::uint8_t> source, std::uint32_t source_width,
                           std::uint32_t source_height, std::span<std::uint8_t> rgb_target,
                           std::uint32_t target_width, std::uint32_t target_height);
+
+  // A grey (channels 1) or RGB (3) source resized, or copied where its size is the target's, and
+  // handed to `sink` as RGB bands of sink.band_rows() rows: the same bytes resize() and
+  // resize_grey_to_rgb() write, through one band-sized buffer instead of a whole image.
+  void resize_in_bands(std::span<const std::uint8_t> source, std::uint32_t source_width,
+                       std::uint32_t source_height, std::uint32_t channels,
+                       std::uint32_t target_width, std::uint32_t target_height, RgbBandSink& sink);
 
   SimdLevel simd_level() const { return level_; }
 

@@ -11,6 +11,7 @@
 #include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/image/jpeg_decoder_limits.hpp"
 #include "odbatch/image/png_decoder.hpp"
+#include "odbatch/image/rgb_band_sink.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/image/webp_decoder.hpp"
 #include "odbatch/proto_msgs/decoded_image.hpp"
@@ -43,8 +44,10 @@ class ImageDecoder {
 
   // Decodes into `out`, reusing its pixel vector's capacity. On error `out` is left
   // unspecified. Throws ConfigError for an invalid geometry config.
+  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
   std::optional<ImageError> decode(std::span<const std::uint8_t> bytes,
-                                   const VisionGeometryConfig& geometry, DecodedImage& out);
+                                   const VisionGeometryConfig& geometry, DecodedImage& out,
+                                   RgbBandSink* sink = nullptr);
 
  private:
   JpegDecoder jpeg_;

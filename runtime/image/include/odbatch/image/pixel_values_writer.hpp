@@ -40,10 +40,21 @@ class PixelValuesWriter {
   void write(std::span<const std::uint8_t> rgb, std::uint32_t width, std::uint32_t height,
              std::span<std::uint8_t> out) const;
 
+  // Rows of one block row (patch_size * merge_size rows, the values of which are contiguous in
+  // the output): `block_row` of a width x height image, from its rows at `rgb` (width * 3 bytes
+  // each) into `out`, bytes_for(width, height) bytes. What write() does one block row at a time,
+  // so a resize can hand its rows over while they are in cache. Throws std::invalid_argument for
+  // sides that are not multiples or a block row past the image.
+  void write_block_row(const std::uint8_t* rgb, std::uint32_t width, std::uint32_t height,
+                       std::uint32_t block_row, std::span<std::uint8_t> out) const;
+  // patch_size * merge_size.
+  std::uint32_t block_rows() const { return patch_size_ * merge_size_; }
+
  private:
+  void check_sizes(std::uint32_t width, std::uint32_t height, std::size_t out_bytes) const;
   template <class Value, class Entry>
-  void write_patches(const std::uint8_t* rgb, std::uint32_t width, std::uint32_t height,
-                     const Entry* table, Value* out) const;
+  void write_block(const std::uint8_t* rgb, std::uint32_t width, const Entry* table,
+                   Value* out) const;
 
   PixelDtype dtype_;
   std::uint32_t patch_size_;

@@ -30,6 +30,7 @@
 #include "odbatch/image/bicubic_resampler.hpp"
 #include "odbatch/image/image_error.hpp"
 #include "odbatch/image/jpeg_decoder_limits.hpp"
+#include "odbatch/image/rgb_band_sink.hpp"
 #include "odbatch/image/vision_geometry.hpp"
 #include "odbatch/proto_msgs/decoded_image.hpp"
 
@@ -69,8 +70,10 @@ class PngDecoder {
 
   // Decodes into `out`, reusing its pixel vector's capacity. On error `out` is left
   // unspecified. Throws ConfigError for an invalid geometry config.
+  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
   std::optional<ImageError> decode(std::span<const std::uint8_t> png,
-                                   const VisionGeometryConfig& geometry, DecodedImage& out);
+                                   const VisionGeometryConfig& geometry, DecodedImage& out,
+                                   RgbBandSink* sink = nullptr);
 
  private:
   JpegDecoderLimits limits_;
