@@ -2,8 +2,9 @@
 // source megapixels per second, the DCT scales chosen, the share of time spent resizing, the
 // resize's speed at every SIMD level this CPU has against scalar, the whole stage against
 // libjpeg-turbo's decode alone at the same DCT scale (the floor: what decoding costs without
-// resizing), and what making Qwen2-VL's pixel_values (float32, bfloat16) from the resized pixels
-// adds to the decode, as the image-decoder workers do it (a new buffer, then the values).
+// resizing), and what making Qwen2-VL's pixel_values (float32, bfloat16) adds to an image, as the
+// image-decoder workers make them (ImageProcessor: the values written from the resize's rows),
+// against making them from a whole resized uint8 image, as before they were fused.
 // Images come from --images DIR (every *.jpg / *.jpeg below it) or are generated.
 #include <time.h>
 #include <turbojpeg.h>
@@ -26,6 +27,7 @@
 #include "odbatch/core/split_mix64.hpp"
 #include "odbatch/image/bicubic_resampler.hpp"
 #include "odbatch/image/image_file.hpp"
+#include "odbatch/image/image_processor.hpp"
 #include "odbatch/image/jpeg_decoder.hpp"
 #include "odbatch/image/pixel_values_writer.hpp"
 #include "odbatch/image/simd_level.hpp"
@@ -164,9 +166,11 @@ struct ClassStats {
   double resize_s = 0;         // CPU time, at the decoder's SIMD level
   double libjpeg_turbo_s = 0;  // CPU time of tjDecompress2 alone at the same scale
   std::map<SimdLevel, double> resize_at_level_s;
-  std::map<PixelDtype, double> pixel_values_s;  // CPU time, after the decode
-  double header_s = 0;                          // CPU time
-  std::uint64_t source_pixels = 0;              // summed over repetitions
+  double uint8_image_s = 0;                       // CPU time of ImageProcessor at uint8
+  std::map<PixelDtype, double> pixel_values_s;    // ImageProcessor's CPU time at the dtype
+  std::map<PixelDtype, double> unfused_values_s;  // decode to uint8, then PixelValuesWriter
+  double header_s = 0;                            // CPU time
+  std::uint64_t source_pixels = 0;                // summed over repetitions
   std::uint64_t output_pixels = 0;
   std::map<std::string, int> dct_scales;
   std::vector<std::string> errors;
@@ -181,7 +185,10 @@ void merge(ClassStats& into, const ClassStats& from) {
   into.libjpeg_turbo_s += from.libjpeg_turbo_s;
   for (const auto& [level, seconds] : from.resize_at_level_s)
     into.resize_at_level_s[level] += seconds;
+  into.uint8_image_s += from.uint8_image_s;
   for (const auto& [dtype, seconds] : from.pixel_values_s) into.pixel_values_s[dtype] += seconds;
+  for (const auto& [dtype, seconds] : from.unfused_values_s)
+    into.unfused_values_s[dtype] += seconds;
   into.header_s += from.header_s;
   into.source_pixels += from.source_pixels;
   into.output_pixels += from.output_pixels;
@@ -213,21 +220,31 @@ int turbojpeg_format(const JpegHeader& header) {
 // One image's statistics: decode time per decode (after a warm-up decode), header time,
 // libjpeg-turbo's own decode at the chosen scale, and the time of the resize inside decode,
 // measured alone at the decoder's level and at every level.
-// What ImageProcessor adds to a decode for pixel_values: the image's new buffer and its values.
-double pixel_values_seconds(const DecodedImage& image, const PixelValuesWriter& writer,
-                            int repeat) {
+// CPU seconds per call of `make`, which makes one image.
+template <class Make>
+double seconds_per_image(int repeat, Make make) {
   const double start = thread_cpu_seconds();
-  for (int i = 0; i < repeat; ++i) {
+  for (int i = 0; i < repeat; ++i) make();
+  return (thread_cpu_seconds() - start) / repeat;
+}
+
+// The pixel_values before they were fused: a whole resized uint8 image (in a reused buffer), then
+// a new buffer and the values from it.
+double unfused_values_seconds(const Bytes& jpeg, JpegDecoder& decoder, DecodedImage& image,
+                              const PixelValuesWriter& writer, int repeat) {
+  const VisionGeometryConfig geometry;
+  return seconds_per_image(repeat, [&] {
+    (void)decoder.decode(jpeg, geometry, image);
     DecodedImage out;
     out.patch_values.resize(writer.bytes_for(image.width, image.height));
     writer.write(image.rgb, image.width, image.height, out.patch_values);
-  }
-  return (thread_cpu_seconds() - start) / repeat;
+  });
 }
 
 ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
                    std::map<SimdLevel, BicubicResampler>& resamplers,
-                   const std::map<PixelDtype, PixelValuesWriter>& writers, tjhandle turbo) {
+                   const std::map<PixelDtype, PixelValuesWriter>& writers,
+                   std::map<PixelDtype, ImageProcessor>& processors, tjhandle turbo) {
   ClassStats stats;
   stats.images = 1;
   const VisionGeometryConfig geometry;
@@ -272,8 +289,17 @@ ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
     }
     stats.resize_s = stats.resize_at_level_s.at(default_simd_level());
   }
-  for (const auto& [dtype, writer] : writers)
-    stats.pixel_values_s[dtype] = pixel_values_seconds(image, writer, repeat);
+  // Alternated, so that drifts of the machine's speed fall on both alike.
+  for (auto& [dtype, processor] : processors) {
+    const auto process = [&, &processor = processor] { (void)processor.process(sample.jpeg); };
+    if (dtype == PixelDtype::uint8) {
+      stats.uint8_image_s = seconds_per_image(repeat, process);
+      continue;
+    }
+    stats.pixel_values_s[dtype] = seconds_per_image(repeat, process);
+    stats.unfused_values_s[dtype] =
+        unfused_values_seconds(sample.jpeg, decoder, image, writers.at(dtype), repeat);
+  }
   stats.source_pixels = std::uint64_t{image.source_width} * image.source_height;
   stats.output_pixels = std::uint64_t{image.width} * image.height;
   stats
@@ -309,16 +335,23 @@ Report class_report(const std::string& name, const ClassStats& s) {
       entry["resize_output_mp_per_cpu_s"] = resize_speed;
       entry["resize_speedup_over_scalar"] = speedup;
     }
+    // What pixel_values add to ImageProcessor's uint8 image, and the unfused way's time over the
+    // fused one's, both whole images.
     Report pixel_values_ms;
     Report pixel_values_share;
+    Report unfused_over_fused;
     for (const auto& [dtype, seconds] : s.pixel_values_s) {
       const std::string dtype_name(to_string(dtype));
-      pixel_values_ms[dtype_name] = rounded(seconds * per_image * 1e3, 3);
-      pixel_values_share[dtype_name] = rounded(seconds / s.cpu_s, 3);
+      const double added = seconds - s.uint8_image_s;
+      pixel_values_ms[dtype_name] = rounded(added * per_image * 1e3, 3);
+      pixel_values_share[dtype_name] = rounded(added / s.uint8_image_s, 3);
+      unfused_over_fused[dtype_name] = rounded(s.unfused_values_s.at(dtype) / seconds, 3);
     }
     if (!pixel_values_ms.empty()) {
+      entry["uint8_image_cpu_ms_per_image"] = rounded(s.uint8_image_s * per_image * 1e3, 3);
       entry["pixel_values_cpu_ms_per_image"] = pixel_values_ms;
-      entry["pixel_values_share_of_decode_cpu"] = pixel_values_share;
+      entry["pixel_values_share_of_uint8_image_cpu"] = pixel_values_share;
+      entry["pixel_values_unfused_over_fused"] = unfused_over_fused;
     }
     entry["header_cpu_us_per_image"] = rounded(s.header_s * per_image * 1e6, 3);
     entry["dct_scales"] = s.dct_scales;
@@ -337,6 +370,12 @@ int run(const Options& options) {
     config.dtype = dtype;
     writers.emplace(dtype, PixelValuesWriter(config, VisionGeometryConfig{}));
   }
+  std::map<PixelDtype, ImageProcessor> processors;
+  for (const PixelDtype dtype : {PixelDtype::uint8, PixelDtype::float32, PixelDtype::bfloat16}) {
+    PixelValuesConfig config;
+    config.dtype = dtype;
+    processors.emplace(dtype, ImageProcessor({}, VisionGeometryConfig{}, config));
+  }
   const std::unique_ptr<void, int (*)(tjhandle)> turbo(tjInitDecompress(), tjDestroy);
   std::map<std::string, ClassStats> classes;
   ClassStats total;
@@ -350,7 +389,7 @@ int run(const Options& options) {
   report["simd_level"] = to_string(default_simd_level());
   const auto add = [&](const Sample& sample) {
     const ClassStats one =
-        measure(sample, options.repeat, decoder, resamplers, writers, turbo.get());
+        measure(sample, options.repeat, decoder, resamplers, writers, processors, turbo.get());
     merge(classes[sample.image_class], one);
     merge(total, one);
   };
