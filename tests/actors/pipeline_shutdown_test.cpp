@@ -95,6 +95,9 @@ TEST_CASE("abort() fails a waiting and every later next_batch() with its reason"
   // Slow workers: the first round takes long enough to be waiting in next_batch().
   config.flow.worker_jitter_us = 20'000;
   config.tokenizer.workers = 1;
+  // A whole window's first round (32 records, 640 ms) is still running at the abort; a short
+  // warm-up round of 2 records could deliver a batch before it.
+  config.batching.warmup = Warmup::none;
   Pipeline pipeline(config);
   pipeline.start_epoch(0);
   std::thread trainer_side([&] {

@@ -3,6 +3,7 @@ pipeline configs over them, and the paths ctest passes in the environment."""
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -84,9 +85,7 @@ scheduler_threads = 2
     def run_torchrun_ranks(self, script, arguments, world=2):
         """Starts `world` processes of `script` the way torchrun starts them (RANK, WORLD_SIZE,
         LOCAL_RANK, MASTER_ADDR, MASTER_PORT, nothing of odbatch's) and checks each exits 0."""
-        port = _free_port()
-        while port > 64000:  # odbatch's store takes MASTER_PORT + 1009
-            port = _free_port()
+        port = _torchrun_style_port()
         environment = {k: v for k, v in os.environ.items() if not k.startswith("ODBATCH_STORE")}
         environment.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world))
         ranks = [subprocess.Popen([sys.executable, str(script), *map(str, arguments)],
@@ -98,7 +97,24 @@ scheduler_threads = 2
             self.assertEqual(rank.returncode, 0, output)
 
 
-def _free_port():
+def _torchrun_style_port():
+    """A MASTER_PORT below the ephemeral range, as torchrun's default 29500 is, with it and
+    odbatch's MASTER_PORT + 1009 free: a port the kernel hands out to outgoing connections and to
+    Gloo's listeners (bound to port 0) could be taken by the time odbatch's store binds it."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as ports:
+        ephemeral_start = int(ports.read().split()[0])
+    candidates = list(range(20000, ephemeral_start - 1009))
+    random.shuffle(candidates)
+    for port in candidates:
+        if _bindable(port) and _bindable(port + 1009):
+            return port
+    raise RuntimeError(f"no free port pair below {ephemeral_start}")
+
+
+def _bindable(port):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
