@@ -43,8 +43,8 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
         {
           StageTimer timer(epoch.stats().image_decoder);
           // The image that travels to the collator is the one allocation; the processor's own
-          // buffers (the DCT-scaled decode, the uint8 resize before pixel_values) are reused
-          // from image to image. pixel_values are made here, off the trainer's thread.
+          // buffers (the DCT-scaled decode, the resize's bands of rows) are reused from image to
+          // image. pixel_values are made here, off the trainer's thread.
           auto decoded = s.processor->process(*task.jpeg);
           if (!decoded) {
             // Worded as the reader words the header stage's: the record's "file:line" first.
