@@ -80,7 +80,7 @@ TEST_CASE("the joiner releases complete samples in shard order, as many as the p
   CHECK(bench.received("aligner").empty());
 }
 
-TEST_CASE("a rejected part rejects its sample; its other parts still complete it") {
+TEST_CASE("a rejected part rejects its sample, its other parts still complete it") {
   ActorTestBench bench(lookahead_of(1), {20});
   auto joiner = spawn_joiner(bench.system(), bench.context());
   bench.wiring().joiner = joiner;

@@ -86,7 +86,7 @@ TEST_CASE("each record of a source is selected exactly once per cycle of its epo
   }
 }
 
-TEST_CASE("the selection's size is the sum of its chunks; a source read every epoch is whole") {
+TEST_CASE("the selection's size is the sum of its chunks, a source read every epoch is whole") {
   const std::vector<MixedSource> sources{{0, 37, 1}, {37, 100, 3}, {137, 2, 5}};
   for (std::uint64_t epoch = 0; epoch < 10; ++epoch) {
     CAPTURE(epoch);
@@ -104,7 +104,7 @@ TEST_CASE("the selection's size is the sum of its chunks; a source read every ep
   }
 }
 
-TEST_CASE("selections are a function of (sources, seed, epoch); cycles and seeds permute anew") {
+TEST_CASE("selections are a function of (sources, seed, epoch), cycles and seeds permute anew") {
   const std::vector<MixedSource> sources{{0, 20, 1}, {20, 300, 3}};
   CHECK(ids_of(sources, 5, 4) == ids_of(sources, 5, 4));
   // Epoch 1 and epoch 4 are chunk 1 of cycles 0 and 1: other records.
@@ -117,7 +117,7 @@ TEST_CASE("selections are a function of (sources, seed, epoch); cycles and seeds
   CHECK(plain == ids_of(sources, 6, 1, false));
 }
 
-TEST_CASE("a source read once every 0 epochs is refused; an empty chunk is left out") {
+TEST_CASE("a source read once every 0 epochs is refused, an empty chunk is left out") {
   const std::vector<MixedSource> zero{{0, 10, 0}};
   CHECK_THROWS_AS(EpochSelection(zero, 0, 0, true), std::invalid_argument);
   const std::vector<MixedSource> small{{0, 3, 1}, {3, 2, 4}};

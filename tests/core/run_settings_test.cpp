@@ -34,7 +34,7 @@ TEST_CASE("a difference names the setting and which ranks hold which value") {
   CHECK(differences[0] == "source.shuffle: false on rank 2, true on ranks 0, 1");
 }
 
-TEST_CASE("every differing setting is listed, in rank 0's order; missing ones too") {
+TEST_CASE("every differing setting is listed, in rank 0's order, missing ones too") {
   Settings odd = with(with(kBase, "batching.seed", "7"), "dataset", "ffff (9 records)");
   odd.pop_back();  // rank 1 lists no seed at all
   const std::vector<Settings> ranks{kBase, odd};

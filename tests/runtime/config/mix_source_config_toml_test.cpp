@@ -34,7 +34,7 @@ std::string error_of(const std::string& extra) {
 
 }  // namespace
 
-TEST_CASE("source.mix tables add sources in order; fraction = 1/n reads a source over n epochs") {
+TEST_CASE("source.mix tables add sources in order, fraction = 1/n reads a source over n epochs") {
   CHECK(parse("").source.mix.empty());
   const auto c = parse(R"(
 [[source.mix]]
@@ -96,7 +96,7 @@ TEST_CASE("bad source.mix entries name the file, line and key") {
         "files and epochs_per_pass");
 }
 
-TEST_CASE("the index holds source.files, then each mix entry's files; ids count on across them") {
+TEST_CASE("the index holds source.files, then each mix entry's files, ids count on across them") {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("odbatch-mix-config-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -28,7 +28,7 @@ TEST_CASE("without a standalone store, every rank meets at rank 0's store on MAS
   }
 }
 
-TEST_CASE("ODBATCH_STORE_PORT places rank 0's store; past 65535 the offset port is refused") {
+TEST_CASE("ODBATCH_STORE_PORT places rank 0's store, past 65535 the offset port is refused") {
   auto env = rank_of_four(2);
   env.store_port = 4100;
   CHECK(hosted_store_port(env) == 4100);

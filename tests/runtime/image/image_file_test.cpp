@@ -76,7 +76,7 @@ TEST_CASE("directories are unreadable and oversized files are refused by the siz
   CHECK_THROWS_AS(validate(ImageFileLimits{.max_file_bytes = 0}), ConfigError);
 }
 
-TEST_CASE("a FIFO is unreadable at once, not waited on; so are a symlink loop and a device") {
+TEST_CASE("a FIFO is unreadable at once, not waited on, so are a symlink loop and a device") {
   const test::ScratchDirectory root;
   const auto fifo = root.make_fifo("photos/fifo.jpg");
   std::optional<ImageResult<std::vector<std::uint8_t>>> read;

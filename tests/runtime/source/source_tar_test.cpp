@@ -246,7 +246,7 @@ TEST_CASE("a truncated shard keeps its whole samples and rejects the one it cuts
   CHECK(clean_index->known_flaw(1) == std::nullopt);
 }
 
-TEST_CASE("a damaged header rejects the sample it falls in; reading resumes at the next header") {
+TEST_CASE("a damaged header rejects the sample it falls in, reading resumes at the next header") {
   test::ScratchDirectory dir;
   auto entries = three_samples();
   entries.push_back({"s3.json", record_json()});

@@ -651,7 +651,7 @@ TEST_CASE("a server that never answers the hello fails the connect at the call t
   CHECK(contains(error.what(), "hello: no reply by the deadline"));
 }
 
-TEST_CASE("options at an address: host, port and token; the token from ODBATCH_STORE_TOKEN") {
+TEST_CASE("options at an address: host, port and token, the token from ODBATCH_STORE_TOKEN") {
   const auto client = TcpStoreClientOptions::at("10.1.2.3", 29500, "secret");
   const auto server = TcpStoreServerOptions::at("10.1.2.3", 29500, "secret");
   CHECK(client.host == "10.1.2.3");

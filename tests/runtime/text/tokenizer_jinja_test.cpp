@@ -133,7 +133,7 @@ TEST_CASE("image parts become the template's vision tokens, expanded to the visu
   }
 }
 
-TEST_CASE("a cut keeps max_seq_len tokens; an image past it is over_length") {
+TEST_CASE("a cut keeps max_seq_len tokens, an image past it is over_length") {
   auto options = jinja_options("parts.jinja", kChatmlParts);
   const auto full = sample_of(ChatTokenizer(model_path(kByteChatModel), options)
                                   .tokenize(kImageQuestion, kThreeVisualTokens));
