@@ -4,9 +4,11 @@
 #include "odbatch/proto_msgs/checkpoint_codec.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 namespace odbatch {
 namespace {
@@ -112,7 +114,8 @@ TEST_CASE("the size is at most 16 bytes per window sample plus a small fixed par
 }
 
 TEST_CASE("checkpoint files are written whole and read back") {
-  const auto dir = std::filesystem::temp_directory_path() / "odbatch-checkpoint-codec-test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("odbatch-checkpoint-codec-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto file = dir / "state.ckpt";
   const auto checkpoint = sample_checkpoint(10);

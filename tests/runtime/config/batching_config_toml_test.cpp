@@ -1,6 +1,7 @@
 #include "odbatch/config/batching_config_toml.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -160,7 +161,8 @@ TEST_CASE("validation of a value from the base configuration points at the table
 }
 
 TEST_CASE("a file is read with its path in errors") {
-  const auto path = std::filesystem::temp_directory_path() / "odbatch_batching_config_test.toml";
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("odbatch_batching_config_test_" + std::to_string(::getpid()) + ".toml");
   {
     std::ofstream out(path);
     out << "# comment\n[batching]\nwindow = 128\npolicy = \"fast\"\n";

@@ -1,5 +1,6 @@
 // Loading a chat template and its special tokens from tokenizer_config.json or a .jinja file.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -61,7 +62,8 @@ TEST_CASE("chat template config: errors name the file and the problem") {
 
 TEST_CASE("chat template config: the real Qwen2-VL template from a file and from a config") {
   const std::string source = load_jinja_file(template_dir / "qwen2-vl-7b-instruct.jinja");
-  const auto directory = std::filesystem::temp_directory_path() / "odbatch_chat_template_config";
+  const auto directory = std::filesystem::temp_directory_path() /
+                         ("odbatch_chat_template_config_" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
   const auto config_path = directory / "tokenizer_config.json";
   {

@@ -8,12 +8,12 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "odbatch/text/sentencepiece_tokenizer.hpp"
+#include "source_test_files.hpp"
 #include "tokenizer_test_support.hpp"
 
 namespace odbatch::test {
@@ -32,12 +32,11 @@ constexpr std::string_view kChatmlParts =
     "{% else %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 
+// One directory per process: CTest runs each case as its own process, in parallel, and a file
+// another process is rewriting reads as a different template.
 std::filesystem::path template_file(const std::string& name, std::string_view source) {
-  const auto dir = std::filesystem::temp_directory_path() / "odbatch_tokenizer_jinja_test";
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
-  std::ofstream(path, std::ios::binary) << source;
-  return path;
+  static const ScratchDirectory directory;
+  return directory.write(name, source);
 }
 
 TokenizerOptions jinja_options(const std::string& name, std::string_view source) {
