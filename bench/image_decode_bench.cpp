@@ -2,10 +2,11 @@
 // source megapixels per second, the DCT scales chosen, the share of time spent resizing, the
 // resize's speed at every SIMD level this CPU has against scalar, the whole stage against
 // libjpeg-turbo's decode alone at the same DCT scale (the floor: what decoding costs without
-// resizing), and what making Qwen2-VL's pixel_values (float32, bfloat16) adds to an image, as the
-// image-decoder workers make them (ImageProcessor: the values written from the resize's rows),
-// against making them from a whole resized uint8 image, as before they were fused.
-// Images come from --images DIR (every *.jpg / *.jpeg below it) or are generated.
+// resizing; for grey images also decoding straight to the RGB the stage delivers), and what making
+// Qwen2-VL's pixel_values (float32, bfloat16) adds to an image, as the image-decoder workers make
+// them (ImageProcessor: the values written from the resize's rows), against making them from a
+// whole resized uint8 image, as before they were fused. Images come from --images DIR (every *.jpg
+// / *.jpeg below it) or are generated.
 #include <time.h>
 #include <turbojpeg.h>
 
@@ -165,6 +166,8 @@ struct ClassStats {
   double wall_s = 0;
   double resize_s = 0;         // CPU time, at the decoder's SIMD level
   double libjpeg_turbo_s = 0;  // CPU time of tjDecompress2 alone at the same scale
+  // Grey images: tjDecompress2 straight to RGB, what the stage also delivers (0 for colour).
+  double libjpeg_turbo_rgb_s = 0;
   std::map<SimdLevel, double> resize_at_level_s;
   double uint8_image_s = 0;                       // CPU time of ImageProcessor at uint8
   std::map<PixelDtype, double> pixel_values_s;    // ImageProcessor's CPU time at the dtype
@@ -183,6 +186,7 @@ void merge(ClassStats& into, const ClassStats& from) {
   into.wall_s += from.wall_s;
   into.resize_s += from.resize_s;
   into.libjpeg_turbo_s += from.libjpeg_turbo_s;
+  into.libjpeg_turbo_rgb_s += from.libjpeg_turbo_rgb_s;
   for (const auto& [level, seconds] : from.resize_at_level_s)
     into.resize_at_level_s[level] += seconds;
   into.uint8_image_s += from.uint8_image_s;
@@ -199,8 +203,7 @@ void merge(ClassStats& into, const ClassStats& from) {
 
 std::vector<SimdLevel> available_levels() {
   std::vector<SimdLevel> levels;
-  for (const SimdLevel level :
-       {SimdLevel::scalar, SimdLevel::sse4, SimdLevel::avx2, SimdLevel::avx512})
+  for (const SimdLevel level : kSimdLevels)
     if (simd_level_available(level)) levels.push_back(level);
   return levels;
 }
@@ -274,6 +277,14 @@ ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
                         static_cast<int>(image.decoded_width), 0,
                         static_cast<int>(image.decoded_height), format, 0);
   stats.libjpeg_turbo_s = (thread_cpu_seconds() - turbo_start) / repeat;
+  if (format == TJPF_GRAY) {
+    Bytes rgb(std::size_t{image.decoded_width} * image.decoded_height * 3);
+    stats.libjpeg_turbo_rgb_s = seconds_per_image(repeat, [&] {
+      (void)tjDecompress2(turbo, sample.jpeg.data(), sample.jpeg.size(), rgb.data(),
+                          static_cast<int>(image.decoded_width), 0,
+                          static_cast<int>(image.decoded_height), TJPF_RGB, 0);
+    });
+  }
 
   // Same sizes, channels and code as the resize inside decode(), so the same time.
   if (image.decoded_width != image.width || image.decoded_height != image.height) {
@@ -323,6 +334,8 @@ Report class_report(const std::string& name, const ClassStats& s) {
     entry["resize_share_of_cpu"] = rounded(s.resize_s / s.cpu_s, 3);
     entry["libjpeg_turbo_cpu_ms_per_image"] = rounded(s.libjpeg_turbo_s * per_image * 1e3, 3);
     entry["stage_over_libjpeg_turbo"] = rounded(s.cpu_s / s.libjpeg_turbo_s, 3);
+    if (s.libjpeg_turbo_rgb_s > 0)
+      entry["stage_over_libjpeg_turbo_to_rgb"] = rounded(s.cpu_s / s.libjpeg_turbo_rgb_s, 3);
     Report resize_speed;
     Report speedup;
     for (const auto& [level, seconds] : s.resize_at_level_s) {

@@ -1,6 +1,7 @@
 #include "odbatch/image/bicubic_resampler.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -34,6 +35,25 @@ struct ExpandedWeights {
   std::vector<std::int32_t> expanded;
 };
 
+// The weights split into bytes (see resample::ByteDigitView).
+struct ByteDigits {
+  bool built = false;
+  std::uint32_t groups_per_output = 0;
+  std::vector<std::uint32_t> groups;
+  std::vector<std::int32_t> digits;
+};
+
+// A row's horizontal pass as byte gathers (see resample::GatherView).
+struct GatherWeights {
+  bool built = false;
+  std::uint32_t blocks = 0;  // 0: some block's taps span more than a window
+  std::vector<std::uint32_t> window_first;
+  std::vector<std::uint32_t> groups;
+  std::vector<std::uint32_t> first_vector;
+  std::vector<std::uint8_t> indices;
+  std::vector<std::int8_t> digits;
+};
+
 // One axis resized from in_size to out_size: Pillow's fixed-point weights.
 struct AxisTable {
   std::uint32_t in_size = 0;
@@ -45,8 +65,18 @@ struct AxisTable {
   std::vector<std::int32_t> weights;
   ExpandedWeights grey;
   ExpandedWeights rgb;
+  ByteDigits byte_digits;
+  GatherWeights grey_gather;
+  GatherWeights rgb_gather;
 
-  resample::AxisView view() const { return {taps, first.data(), count.data(), weights.data()}; }
+  // With the byte digits where they were built.
+  resample::AxisView view() const {
+    resample::AxisView view{taps, first.data(), count.data(), weights.data(), {}};
+    if (byte_digits.built)
+      view.digits = {byte_digits.groups_per_output, byte_digits.groups.data(),
+                     byte_digits.digits.data()};
+    return view;
+  }
 };
 
 // Pillow's precompute_coeffs followed by normalize_coeffs_8bpc.
@@ -62,6 +92,7 @@ void compute_weights(std::uint32_t in_size, std::uint32_t out_size, AxisTable& a
   axis.count.resize(out_size);
   axis.weights.assign(std::size_t{out_size} * axis.taps, 0);
   axis.grey.lanes = axis.rgb.lanes = 0;
+  axis.byte_digits.built = axis.grey_gather.built = axis.rgb_gather.built = false;
   unnormalised.resize(axis.taps);
   const double inverse_filter_scale = 1.0 / filter_scale;
   for (std::uint32_t i = 0; i < out_size; ++i) {
@@ -114,6 +145,95 @@ const ExpandedWeights& expanded(AxisTable& axis, std::uint32_t lanes, bool rgb) 
   return layout;
 }
 
+constexpr std::uint32_t kTapsPerGroup = 4;  // a 32-bit lane of bytes
+constexpr std::size_t kWindowBytes = 64;
+
+// w = d[0] + 256 * d[1] + 65536 * d[2], each digit in -128..127. Normalised weights stay under 2
+// (a window's weights sum to 1 and its negative lobes are small), so |w| < 2^23 always fits.
+std::array<std::int8_t, 3> split_into_bytes(std::int32_t weight) {
+  std::array<std::int8_t, 3> digits{};
+  std::int32_t rest = weight;
+  for (int k = 0; k < 2; ++k) {
+    const std::int32_t low = ((rest + 128) & 255) - 128;
+    digits[k] = static_cast<std::int8_t>(low);
+    rest = (rest - low) / 256;
+  }
+  if (rest < -128 || rest > 127)
+    throw std::logic_error("BicubicResampler: weight " + std::to_string(weight) +
+                           " needs more than three signed bytes");
+  digits[2] = static_cast<std::int8_t>(rest);
+  return digits;
+}
+
+const ByteDigits& byte_digits(AxisTable& axis) {
+  ByteDigits& split = axis.byte_digits;
+  if (split.built) return split;
+  split.built = true;
+  split.groups_per_output = (axis.taps + kTapsPerGroup - 1) / kTapsPerGroup;
+  split.groups.resize(axis.out_size);
+  split.digits.assign(std::size_t{axis.out_size} * split.groups_per_output * 3, 0);
+  for (std::uint32_t y = 0; y < axis.out_size; ++y) {
+    split.groups[y] = (axis.count[y] + kTapsPerGroup - 1) / kTapsPerGroup;
+    std::int32_t* words = &split.digits[std::size_t{y} * split.groups_per_output * 3];
+    for (std::uint32_t t = 0; t < axis.count[y]; ++t) {
+      const auto digits = split_into_bytes(axis.weights[std::size_t{y} * axis.taps + t]);
+      for (std::uint32_t d = 0; d < 3; ++d)
+        reinterpret_cast<std::int8_t*>(&words[(t / kTapsPerGroup) * 3 + d])[t % kTapsPerGroup] =
+            digits[d];
+    }
+  }
+  return split;
+}
+
+// Blocks of kGatherBlock output bytes; lane j of a block is output byte `at + j` (the last byte
+// for lanes past a row shorter than a block), and its taps of group g are source bytes
+// (first[x] + 4g + k) * channels + c, k = 0..3, for its pixel x and channel c.
+const GatherWeights& gather_weights(AxisTable& axis, std::uint32_t channels) {
+  GatherWeights& gather = channels == 3 ? axis.rgb_gather : axis.grey_gather;
+  if (gather.built) return gather;
+  gather.built = true;
+  gather.blocks = 0;
+  gather.window_first.clear();
+  gather.groups.clear();
+  gather.first_vector.clear();
+  gather.indices.clear();
+  gather.digits.clear();
+  const std::uint32_t block = resample::kGatherBlock;
+  const std::uint32_t out_bytes = axis.out_size * channels;
+  const std::uint32_t blocks = (out_bytes + block - 1) / block;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    const std::uint32_t at = out_bytes >= block ? std::min(b * block, out_bytes - block) : 0;
+    const std::uint32_t base = axis.first[at / channels];
+    std::uint32_t groups = 0;
+    for (std::uint32_t j = 0; j < block; ++j) {
+      const std::uint32_t x = std::min(at + j, out_bytes - 1) / channels;
+      groups = std::max(groups, (axis.count[x] + kTapsPerGroup - 1) / kTapsPerGroup);
+    }
+    gather.window_first.push_back(base * channels);
+    gather.groups.push_back(groups);
+    gather.first_vector.push_back(static_cast<std::uint32_t>(gather.digits.size() / kWindowBytes));
+    gather.digits.resize(gather.digits.size() + std::size_t{groups} * 3 * kWindowBytes, 0);
+    std::int8_t* digits = gather.digits.data() + gather.digits.size() - groups * 3 * kWindowBytes;
+    for (std::uint32_t j = 0; j < block; ++j) {
+      const std::uint32_t byte = std::min(at + j, out_bytes - 1);
+      const std::uint32_t x = byte / channels;
+      for (std::uint32_t k = 0; k < kTapsPerGroup; ++k) {
+        const std::uint32_t index = (axis.first[x] - base + k) * channels + byte % channels;
+        if (index >= kWindowBytes) return gather;  // blocks stays 0
+        gather.indices.push_back(static_cast<std::uint8_t>(index));
+      }
+      for (std::uint32_t t = 0; t < axis.count[x]; ++t) {
+        const auto split = split_into_bytes(axis.weights[std::size_t{x} * axis.taps + t]);
+        for (std::uint32_t d = 0; d < 3; ++d)
+          digits[((t / kTapsPerGroup) * 3 + d) * kWindowBytes + j * kTapsPerGroup +
+                 t % kTapsPerGroup] = split[d];
+      }
+    }
+  }
+  gather.blocks = blocks;
+  return gather;
+}
+
 const resample::Kernels& kernels_for(SimdLevel level) {
   if (!simd_level_available(level))
     throw ConfigError("simd_level", std::string(to_string(level)) +
@@ -121,6 +241,8 @@ const resample::Kernels& kernels_for(SimdLevel level) {
                                         std::string(to_string(cpu_simd_level())) + ")");
   switch (level) {
 #if defined(ODBATCH_IMAGE_X86_KERNELS)
+    case SimdLevel::avx512_vnni:
+      return resample::kAvx512VnniKernels;
     case SimdLevel::avx512:
       return resample::kAvx512Kernels;
     case SimdLevel::avx2:
@@ -131,6 +253,17 @@ const resample::Kernels& kernels_for(SimdLevel level) {
     default:
       return resample::kScalarKernels;
   }
+}
+
+// Outputs [from, ...) of an axis: a band of a vertical pass's rows.
+resample::AxisView outputs_from(const resample::AxisView& axis, std::uint32_t from) {
+  resample::AxisView rest{axis.taps, axis.first + from, axis.count + from,
+                          axis.weights + std::size_t{from} * axis.taps, axis.digits};
+  if (rest.digits.digits != nullptr) {
+    rest.digits.groups += from;
+    rest.digits.digits += std::size_t{from} * rest.digits.groups_per_output * 3;
+  }
+  return rest;
 }
 
 void check_extent(std::size_t bytes, std::uint32_t width, std::uint32_t height,
@@ -178,6 +311,12 @@ struct BicubicResampler::State {
     return *slot;
   }
 
+  // A vertical axis's weights, split into bytes first where the kernels read those.
+  resample::AxisView vertical_view(AxisTable& axis) const {
+    if (kernels->byte_digits) byte_digits(axis);
+    return axis.view();
+  }
+
   // Rows [first_row, first_row + rows) of `source` resized to target_width into `target`.
   void horizontal(std::span<const std::uint8_t> source, std::uint32_t source_width,
                   std::uint32_t first_row, std::uint32_t rows, AxisTable& axis,
@@ -185,7 +324,13 @@ struct BicubicResampler::State {
     resample::ExpandedView layout;
     if (kernels->lanes != 0) {
       const ExpandedWeights& weights = expanded(axis, kernels->lanes, channels == 3);
-      layout = {weights.groups_per_output, weights.groups.data(), weights.expanded.data()};
+      layout = {weights.groups_per_output, weights.groups.data(), weights.expanded.data(), {}};
+    }
+    if (kernels->byte_digits) {
+      const GatherWeights& gather = gather_weights(axis, channels);
+      layout.gather = {gather.blocks,         gather.window_first.data(),
+                       gather.groups.data(),  gather.first_vector.data(),
+                       gather.indices.data(), gather.digits.data()};
     }
     const std::size_t in_row_bytes = std::size_t{source_width} * channels;
     const std::size_t out_row_bytes = std::size_t{axis.out_size} * channels;
@@ -254,13 +399,13 @@ void BicubicResampler::resize(std::span<const std::uint8_t> source, std::uint32_
   AxisTable& vertical = s.table(source_height, target_height);
   if (!resize_rows) {
     s.kernels->vertical({source.data(), row_bytes, 0, target_height, target.data()},
-                        vertical.view());
+                        s.vertical_view(vertical));
     return;
   }
   const std::uint8_t* rows =
       s.needed_rows(source, source_width, vertical, s.table(source_width, target_width), channels);
   s.kernels->vertical({rows, row_bytes, vertical.first.front(), target_height, target.data()},
-                      vertical.view());
+                      s.vertical_view(vertical));
 }
 
 void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
@@ -288,12 +433,16 @@ void BicubicResampler::resize_grey_to_rgb(std::span<const std::uint8_t> source,
       resize_rows
           ? s.needed_rows(source, source_width, vertical, s.table(source_width, target_width), 1)
           : source.data() + std::size_t{vertical.first.front()} * source_width;
+  const resample::AxisView all_rows = s.vertical_view(vertical);
+  if (s.kernels->vertical_grey_to_rgb) {
+    s.kernels->vertical_grey_to_rgb(
+        {rows, target_width, vertical.first.front(), target_height, rgb_target.data()}, all_rows);
+    return;
+  }
   // One output row at a time: the vertical pass over that row's weights, then into RGB.
   s.grey_row.resize(target_width);
-  const resample::AxisView all_rows = vertical.view();
   for (std::uint32_t y = 0; y < target_height; ++y) {
-    const resample::AxisView row{all_rows.taps, all_rows.first + y, all_rows.count + y,
-                                 all_rows.weights + std::size_t{y} * all_rows.taps};
+    const resample::AxisView row = outputs_from(all_rows, y);
     s.kernels->vertical({rows, target_width, vertical.first.front(), 1, s.grey_row.data()}, row);
     s.kernels->grey_to_rgb(s.grey_row.data(), target_width,
                            rgb_target.data() + std::size_t{y} * target_width * 3);
@@ -330,15 +479,21 @@ void BicubicResampler::resize_in_bands(std::span<const std::uint8_t> source,
   sink.begin(target_width, target_height);
   for (std::uint32_t y = 0; y < target_height; y += band_rows) {
     const std::uint32_t count = std::min(band_rows, target_height - y);
-    // This band's rows, at the source's channels.
+    // This band's rows, at the source's channels unless the vertical pass wrote grey as RGB.
     const std::uint8_t* band = nullptr;
+    bool rgb = channels == 3;
     if (vertical) {
-      const resample::AxisView all_rows = vertical->view();
-      const resample::AxisView these{all_rows.taps, all_rows.first + y, all_rows.count + y,
-                                     all_rows.weights + std::size_t{y} * all_rows.taps};
-      s.kernels->vertical({rows, target_row_bytes, vertical->first.front(), count, resized_band},
-                          these);
-      band = resized_band;
+      const resample::AxisView these = outputs_from(s.vertical_view(*vertical), y);
+      if (channels == 1 && s.kernels->vertical_grey_to_rgb) {
+        s.kernels->vertical_grey_to_rgb(
+            {rows, target_row_bytes, vertical->first.front(), count, s.rgb_band.data()}, these);
+        rgb = true;
+        band = s.rgb_band.data();
+      } else {
+        s.kernels->vertical({rows, target_row_bytes, vertical->first.front(), count, resized_band},
+                            these);
+        band = resized_band;
+      }
     } else if (width_changes) {
       s.horizontal(source, source_width, y, count, s.table(source_width, target_width), channels,
                    resized_band);
@@ -346,7 +501,7 @@ void BicubicResampler::resize_in_bands(std::span<const std::uint8_t> source,
     } else {
       band = source.data() + std::size_t{y} * target_row_bytes;
     }
-    if (channels == 1) {
+    if (!rgb) {
       s.kernels->grey_to_rgb(band, std::size_t{count} * target_width, s.rgb_band.data());
       band = s.rgb_band.data();
     }

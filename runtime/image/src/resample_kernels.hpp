@@ -16,13 +16,44 @@ inline constexpr std::int32_t kHalf = std::int32_t{1} << (kPrecisionBits - 1);
 // row that close to the end of the buffer into `padded_row` (row bytes + this) first.
 inline constexpr std::size_t kRowOverread = 16;
 
+// The weights as the byte dot-product kernels (VNNI) multiply them: each weight split into three
+// signed bytes, w = d0 + 256 * d1 + 65536 * d2 (Pillow's weights stay within 23 bits, so d2 fits
+// a signed byte too), and four taps a group. Output i has groups[i] groups at
+// digits[i * groups_per_output * 3]: three 32-bit words, the four taps' d0, then d1, then d2.
+// Taps past an output's count have digits 0.
+struct ByteDigitView {
+  std::uint32_t groups_per_output = 0;
+  const std::uint32_t* groups = nullptr;
+  const std::int32_t* digits = nullptr;
+};
+
 // One axis's fixed-point weights: output i reads count[i] source pixels from first[i], weighted
-// by weights[i * taps ...].
+// by weights[i * taps ...]; `digits` holds the same weights split into bytes where the kernels
+// read them (Kernels::byte_digits), and is empty otherwise.
 struct AxisView {
   std::uint32_t taps = 0;
   const std::uint32_t* first = nullptr;
   const std::uint32_t* count = nullptr;
   const std::int32_t* weights = nullptr;
+  ByteDigitView digits;
+};
+
+// A row's horizontal pass as byte gathers, for kernels with a 64-byte permute (VBMI): the output
+// row's bytes in blocks of kGatherBlock, the last block ending at the row's end (overlapping the
+// one before; rows under a block repeat their last byte). For group g of block b, the kernel loads
+// the 64 source bytes from window_first[b] + g * 4 * channels and permutes them by
+// indices[b * 64 ...]: lane j's four bytes are output byte j's four taps of the group. Its
+// weights are the byte digits of those taps, one 64-byte vector per digit:
+// digits[(first_vector[b] + 3 * g + d) * 64 ...]. `blocks` is 0 where some block's taps span more
+// than 64 bytes (a strong reduction); the kernels then transpose instead.
+inline constexpr std::uint32_t kGatherBlock = 16;
+struct GatherView {
+  std::uint32_t blocks = 0;
+  const std::uint32_t* window_first = nullptr;
+  const std::uint32_t* groups = nullptr;
+  const std::uint32_t* first_vector = nullptr;
+  const std::uint8_t* indices = nullptr;
+  const std::int8_t* digits = nullptr;
 };
 
 // The horizontal weights laid out for a kernel of `lanes` 32-bit lanes: output i has groups[i]
@@ -32,6 +63,7 @@ struct ExpandedView {
   std::uint32_t groups_per_output = 0;
   const std::uint32_t* groups = nullptr;
   const std::int32_t* expanded = nullptr;
+  GatherView gather;  // where the kernels read it (Kernels::byte_digits)
 };
 
 // The most rows a vector kernel's horizontal pass transposes at once.
@@ -69,9 +101,14 @@ struct VerticalPass {
 
 struct Kernels {
   std::uint32_t lanes;  // 0 for the scalar kernels, which read the unexpanded weights
+  bool byte_digits;     // reads AxisView::digits and ExpandedView::gather
   void (*horizontal_rgb)(const HorizontalPass&, const AxisView&, const ExpandedView&);
   void (*horizontal_grey)(const HorizontalPass&, const AxisView&, const ExpandedView&);
   void (*vertical)(const VerticalPass&, const AxisView&);
+  // The vertical pass of grey rows written straight as RGB: target_height rows of 3 * row_bytes
+  // bytes at pass.target. Null where the kernels have none; the resampler then runs `vertical`
+  // a row at a time and grey_to_rgb.
+  void (*vertical_grey_to_rgb)(const VerticalPass&, const AxisView&);
   // Each grey byte written three times, as R, G and B.
   void (*grey_to_rgb)(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb);
 };
@@ -81,6 +118,7 @@ extern const Kernels kScalarKernels;
 extern const Kernels kSse4Kernels;
 extern const Kernels kAvx2Kernels;
 extern const Kernels kAvx512Kernels;
+extern const Kernels kAvx512VnniKernels;
 #endif
 
 }  // namespace odbatch::resample

@@ -71,6 +71,7 @@ void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb
 
 }  // namespace
 
-extern const Kernels kScalarKernels{0, horizontal_rgb, horizontal_grey, vertical, grey_to_rgb};
+extern const Kernels kScalarKernels{0,        false,   horizontal_rgb, horizontal_grey,
+                                    vertical, nullptr, grey_to_rgb};
 
 }  // namespace odbatch::resample

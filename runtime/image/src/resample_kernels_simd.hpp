@@ -505,8 +505,13 @@ void grey_to_rgb(const std::uint8_t* grey, std::size_t pixels, std::uint8_t* rgb
 
 template <class Ops>
 constexpr Kernels kernels_of() {
-  return Kernels{Ops::kLanes, horizontal_by_transposes<Ops, 3>, horizontal_by_transposes<Ops, 1>,
-                 vertical<Ops>, grey_to_rgb};
+  return Kernels{Ops::kLanes,
+                 false,
+                 horizontal_by_transposes<Ops, 3>,
+                 horizontal_by_transposes<Ops, 1>,
+                 vertical<Ops>,
+                 nullptr,
+                 grey_to_rgb};
 }
 
 }  // namespace

@@ -111,8 +111,7 @@ TEST_CASE("every SIMD level resizes the dataset's photos as Pillow does, byte fo
   CHECK(grey_cases > 0);
   CHECK(grey_cases < cases.size());
 
-  for (const SimdLevel level :
-       {SimdLevel::scalar, SimdLevel::sse4, SimdLevel::avx2, SimdLevel::avx512}) {
+  for (const SimdLevel level : kSimdLevels) {
     if (!simd_level_available(level)) {
       MESSAGE("not checked on this CPU: " << to_string(level));
       continue;
