@@ -1,12 +1,12 @@
 #include "odbatch/image/bicubic_resampler.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "byte_digit_weights.hpp"
 #include "odbatch/core/config.hpp"
 #include "resample_kernels.hpp"
 
@@ -35,25 +35,6 @@ struct ExpandedWeights {
   std::vector<std::int32_t> expanded;
 };
 
-// The weights split into bytes (see resample::ByteDigitView).
-struct ByteDigits {
-  bool built = false;
-  std::uint32_t groups_per_output = 0;
-  std::vector<std::uint32_t> groups;
-  std::vector<std::int32_t> digits;
-};
-
-// A row's horizontal pass as byte gathers (see resample::GatherView).
-struct GatherWeights {
-  bool built = false;
-  std::uint32_t blocks = 0;  // 0: some block's taps span more than a window
-  std::vector<std::uint32_t> window_first;
-  std::vector<std::uint32_t> groups;
-  std::vector<std::uint32_t> first_vector;
-  std::vector<std::uint8_t> indices;
-  std::vector<std::int8_t> digits;
-};
-
 // One axis resized from in_size to out_size: Pillow's fixed-point weights.
 struct AxisTable {
   std::uint32_t in_size = 0;
@@ -65,16 +46,14 @@ struct AxisTable {
   std::vector<std::int32_t> weights;
   ExpandedWeights grey;
   ExpandedWeights rgb;
-  ByteDigits byte_digits;
-  GatherWeights grey_gather;
-  GatherWeights rgb_gather;
+  resample::ByteDigits byte_digits;
+  resample::GatherWeights grey_gather;
+  resample::GatherWeights rgb_gather;
 
   // With the byte digits where they were built.
   resample::AxisView view() const {
     resample::AxisView view{taps, first.data(), count.data(), weights.data(), {}};
-    if (byte_digits.built)
-      view.digits = {byte_digits.groups_per_output, byte_digits.groups.data(),
-                     byte_digits.digits.data()};
+    if (byte_digits.built) view.digits = byte_digits.view();
     return view;
   }
 };
@@ -145,92 +124,15 @@ const ExpandedWeights& expanded(AxisTable& axis, std::uint32_t lanes, bool rgb) 
   return layout;
 }
 
-constexpr std::uint32_t kTapsPerGroup = 4;  // a 32-bit lane of bytes
-constexpr std::size_t kWindowBytes = 64;
-
-// w = d[0] + 256 * d[1] + 65536 * d[2], each digit in -128..127. Normalised weights stay under 2
-// (a window's weights sum to 1 and its negative lobes are small), so |w| < 2^23 always fits.
-std::array<std::int8_t, 3> split_into_bytes(std::int32_t weight) {
-  std::array<std::int8_t, 3> digits{};
-  std::int32_t rest = weight;
-  for (int k = 0; k < 2; ++k) {
-    const std::int32_t low = ((rest + 128) & 255) - 128;
-    digits[k] = static_cast<std::int8_t>(low);
-    rest = (rest - low) / 256;
-  }
-  if (rest < -128 || rest > 127)
-    throw std::logic_error("BicubicResampler: weight " + std::to_string(weight) +
-                           " needs more than three signed bytes");
-  digits[2] = static_cast<std::int8_t>(rest);
-  return digits;
+const resample::ByteDigits& byte_digits(AxisTable& axis) {
+  if (!axis.byte_digits.built)
+    resample::build_byte_digits(axis.view(), axis.out_size, axis.byte_digits);
+  return axis.byte_digits;
 }
 
-const ByteDigits& byte_digits(AxisTable& axis) {
-  ByteDigits& split = axis.byte_digits;
-  if (split.built) return split;
-  split.built = true;
-  split.groups_per_output = (axis.taps + kTapsPerGroup - 1) / kTapsPerGroup;
-  split.groups.resize(axis.out_size);
-  split.digits.assign(std::size_t{axis.out_size} * split.groups_per_output * 3, 0);
-  for (std::uint32_t y = 0; y < axis.out_size; ++y) {
-    split.groups[y] = (axis.count[y] + kTapsPerGroup - 1) / kTapsPerGroup;
-    std::int32_t* words = &split.digits[std::size_t{y} * split.groups_per_output * 3];
-    for (std::uint32_t t = 0; t < axis.count[y]; ++t) {
-      const auto digits = split_into_bytes(axis.weights[std::size_t{y} * axis.taps + t]);
-      for (std::uint32_t d = 0; d < 3; ++d)
-        reinterpret_cast<std::int8_t*>(&words[(t / kTapsPerGroup) * 3 + d])[t % kTapsPerGroup] =
-            digits[d];
-    }
-  }
-  return split;
-}
-
-// Blocks of kGatherBlock output bytes; lane j of a block is output byte `at + j` (the last byte
-// for lanes past a row shorter than a block), and its taps of group g are source bytes
-// (first[x] + 4g + k) * channels + c, k = 0..3, for its pixel x and channel c.
-const GatherWeights& gather_weights(AxisTable& axis, std::uint32_t channels) {
-  GatherWeights& gather = channels == 3 ? axis.rgb_gather : axis.grey_gather;
-  if (gather.built) return gather;
-  gather.built = true;
-  gather.blocks = 0;
-  gather.window_first.clear();
-  gather.groups.clear();
-  gather.first_vector.clear();
-  gather.indices.clear();
-  gather.digits.clear();
-  const std::uint32_t block = resample::kGatherBlock;
-  const std::uint32_t out_bytes = axis.out_size * channels;
-  const std::uint32_t blocks = (out_bytes + block - 1) / block;
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    const std::uint32_t at = out_bytes >= block ? std::min(b * block, out_bytes - block) : 0;
-    const std::uint32_t base = axis.first[at / channels];
-    std::uint32_t groups = 0;
-    for (std::uint32_t j = 0; j < block; ++j) {
-      const std::uint32_t x = std::min(at + j, out_bytes - 1) / channels;
-      groups = std::max(groups, (axis.count[x] + kTapsPerGroup - 1) / kTapsPerGroup);
-    }
-    gather.window_first.push_back(base * channels);
-    gather.groups.push_back(groups);
-    gather.first_vector.push_back(static_cast<std::uint32_t>(gather.digits.size() / kWindowBytes));
-    gather.digits.resize(gather.digits.size() + std::size_t{groups} * 3 * kWindowBytes, 0);
-    std::int8_t* digits = gather.digits.data() + gather.digits.size() - groups * 3 * kWindowBytes;
-    for (std::uint32_t j = 0; j < block; ++j) {
-      const std::uint32_t byte = std::min(at + j, out_bytes - 1);
-      const std::uint32_t x = byte / channels;
-      for (std::uint32_t k = 0; k < kTapsPerGroup; ++k) {
-        const std::uint32_t index = (axis.first[x] - base + k) * channels + byte % channels;
-        if (index >= kWindowBytes) return gather;  // blocks stays 0
-        gather.indices.push_back(static_cast<std::uint8_t>(index));
-      }
-      for (std::uint32_t t = 0; t < axis.count[x]; ++t) {
-        const auto split = split_into_bytes(axis.weights[std::size_t{x} * axis.taps + t]);
-        for (std::uint32_t d = 0; d < 3; ++d)
-          digits[((t / kTapsPerGroup) * 3 + d) * kWindowBytes + j * kTapsPerGroup +
-                 t % kTapsPerGroup] = split[d];
-      }
-    }
-  }
-  gather.blocks = blocks;
+const resample::GatherWeights& gather_weights(AxisTable& axis, std::uint32_t channels) {
+  resample::GatherWeights& gather = channels == 3 ? axis.rgb_gather : axis.grey_gather;
+  if (!gather.built) resample::build_gather_weights(axis.view(), axis.out_size, channels, gather);
   return gather;
 }
 
@@ -327,10 +229,7 @@ struct BicubicResampler::State {
       layout = {weights.groups_per_output, weights.groups.data(), weights.expanded.data(), {}};
     }
     if (kernels->byte_digits) {
-      const GatherWeights& gather = gather_weights(axis, channels);
-      layout.gather = {gather.blocks,         gather.window_first.data(),
-                       gather.groups.data(),  gather.first_vector.data(),
-                       gather.indices.data(), gather.digits.data()};
+      layout.gather = gather_weights(axis, channels).view();
     }
     const std::size_t in_row_bytes = std::size_t{source_width} * channels;
     const std::size_t out_row_bytes = std::size_t{axis.out_size} * channels;

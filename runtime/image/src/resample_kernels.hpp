@@ -42,11 +42,19 @@ struct AxisView {
 // row's bytes in blocks of kGatherBlock, the last block ending at the row's end (overlapping the
 // one before; rows under a block repeat their last byte). For group g of block b, the kernel loads
 // the 64 source bytes from window_first[b] + g * 4 * channels and permutes them by
-// indices[b * 64 ...]: lane j's four bytes are output byte j's four taps of the group. Its
+// indices[b * 64 ...]: lane j's four bytes are four consecutive taps of output byte j. Its
 // weights are the byte digits of those taps, one 64-byte vector per digit:
-// digits[(first_vector[b] + 3 * g + d) * 64 ...]. `blocks` is 0 where some block's taps span more
-// than 64 bytes (a strong reduction); the kernels then transpose instead.
+// digits[(first_vector[b] + 3 * g + d) * 64 ...].
+// Where the outputs of a block have up to two taps more than its groups hold, each with a weight
+// within 16 bits (the outermost taps of a window, near zero, when a side changes by a little),
+// those taps are the block's tail: tail_first[b] is not kNoTail, and the kernel loads the 64
+// bytes from there and permutes them by tail_indices[b * 64 ...] with the odd bytes zeroed, so
+// lane j holds output byte j's tail taps as two 16-bit values, weighted by the 16-bit
+// tail_weights[b * 32 + 2 * j ...]: one 16-bit dot product (vpdpwssd) instead of a group of three.
+// `blocks` is 0 where some block's taps span more than 64 bytes (a strong reduction); the kernels
+// then transpose instead.
 inline constexpr std::uint32_t kGatherBlock = 16;
+inline constexpr std::uint32_t kNoTail = ~std::uint32_t{0};
 struct GatherView {
   std::uint32_t blocks = 0;
   const std::uint32_t* window_first = nullptr;
@@ -54,6 +62,9 @@ struct GatherView {
   const std::uint32_t* first_vector = nullptr;
   const std::uint8_t* indices = nullptr;
   const std::int8_t* digits = nullptr;
+  const std::uint32_t* tail_first = nullptr;
+  const std::uint8_t* tail_indices = nullptr;
+  const std::int16_t* tail_weights = nullptr;
 };
 
 // The horizontal weights laid out for a kernel of `lanes` 32-bit lanes: output i has groups[i]

@@ -17,6 +17,8 @@ namespace odbatch::resample {
 namespace {
 
 constexpr std::size_t kVectorBytes = 64;
+// The low byte of each 16-bit value.
+constexpr __mmask64 kEvenBytes = 0x5555'5555'5555'5555ULL;
 
 // The first n bytes of a vector (all of them from 64 on).
 __mmask64 first_bytes(std::size_t n) {
@@ -34,6 +36,8 @@ struct DigitSums {
     middle = _mm512_dpbusd_epi32(middle, taps, d1);
     high = _mm512_dpbusd_epi32(high, taps, d2);
   }
+  // A tail's two 16-bit taps a lane, weighted by 16-bit weights: at the digit of weight 1.
+  void add_tail(__m512i taps, __m512i weights) { low = _mm512_dpwssd_epi32(low, taps, weights); }
   // (sum >> 22) per lane, not yet clamped.
   __m512i shifted() const {
     const __m512i upper = _mm512_add_epi32(middle, _mm512_slli_epi32(high, 8));
@@ -116,42 +120,68 @@ void vertical_grey_to_rgb(const VerticalPass& pass, const AxisView& axis) {
   weighted_rows<true>(pass, axis);
 }
 
-// Block b of two rows' outputs (`second_row` is `row` again for a last odd row): the rows share
-// the block's permute order and weights.
+// Rows resized together by the horizontal pass: they share each block's permute order, masks and
+// weights, which stay in registers while the rows' sums accumulate.
+constexpr std::uint32_t kRowsPerTile = 4;
+
+// 16 outputs of one row (the lane-vector's sums) stored at block b's place.
+inline void store_block(const DigitSums& sums, std::uint32_t b, std::size_t out_bytes,
+                        std::uint8_t* out) {
+  const __m128i bytes =
+      _mm512_cvtusepi32_epi8(_mm512_max_epi32(sums.shifted(), _mm512_setzero_si512()));
+  if (out_bytes >= kGatherBlock) {
+    const std::size_t block_at =
+        std::min<std::size_t>(std::size_t{b} * kGatherBlock, out_bytes - kGatherBlock);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + block_at), bytes);
+  } else {
+    _mm512_mask_storeu_epi8(out, first_bytes(out_bytes), _mm512_castsi128_si512(bytes));
+  }
+}
+
+// Block b of a tile's rows (rows past the pass's last are that row again). Four named sums, not an
+// array: they stay in registers.
 template <std::uint32_t kChannels>
-inline void gather_block_of_two_rows(const GatherView& gather, std::uint32_t b,
-                                     const std::uint8_t* row, const std::uint8_t* second_row,
-                                     std::size_t in_stride, std::size_t out_bytes,
-                                     std::uint8_t* out, std::uint8_t* second_out) {
+[[gnu::always_inline]] inline void gather_block(const GatherView& gather, std::uint32_t b,
+                                                const std::uint8_t* const (&rows)[kRowsPerTile],
+                                                std::size_t in_stride, std::size_t out_bytes,
+                                                std::uint8_t* const (&outs)[kRowsPerTile]) {
   const __m512i order = _mm512_loadu_si512(gather.indices + std::size_t{b} * kVectorBytes);
   const std::int8_t* digits = gather.digits + std::size_t{gather.first_vector[b]} * kVectorBytes;
   const std::size_t first = gather.window_first[b];
-  DigitSums sums, second_sums;
+  DigitSums s0, s1, s2, s3;
   for (std::uint32_t g = 0; g < gather.groups[b]; ++g, digits += 3 * kVectorBytes) {
     const std::size_t at = first + std::size_t{g} * 4 * kChannels;
     const __mmask64 readable = first_bytes(in_stride - at);
     const __m512i d0 = _mm512_loadu_si512(digits);
     const __m512i d1 = _mm512_loadu_si512(digits + kVectorBytes);
     const __m512i d2 = _mm512_loadu_si512(digits + 2 * kVectorBytes);
-    sums.add(_mm512_permutexvar_epi8(order, _mm512_maskz_loadu_epi8(readable, row + at)), d0, d1,
-             d2);
-    second_sums.add(
-        _mm512_permutexvar_epi8(order, _mm512_maskz_loadu_epi8(readable, second_row + at)), d0, d1,
-        d2);
+    const auto taps = [&](std::uint32_t r) {
+      return _mm512_permutexvar_epi8(order, _mm512_maskz_loadu_epi8(readable, rows[r] + at));
+    };
+    s0.add(taps(0), d0, d1, d2);
+    s1.add(taps(1), d0, d1, d2);
+    s2.add(taps(2), d0, d1, d2);
+    s3.add(taps(3), d0, d1, d2);
   }
-  const auto store = [&](const DigitSums& row_sums, std::uint8_t* row_out) {
-    const __m128i bytes =
-        _mm512_cvtusepi32_epi8(_mm512_max_epi32(row_sums.shifted(), _mm512_setzero_si512()));
-    if (out_bytes >= kGatherBlock) {
-      const std::size_t block_at =
-          std::min<std::size_t>(std::size_t{b} * kGatherBlock, out_bytes - kGatherBlock);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(row_out + block_at), bytes);
-    } else {
-      _mm512_mask_storeu_epi8(row_out, first_bytes(out_bytes), _mm512_castsi128_si512(bytes));
-    }
-  };
-  store(sums, out);
-  store(second_sums, second_out);
+  if (const std::size_t at = gather.tail_first[b]; at != kNoTail) {
+    const __mmask64 readable = first_bytes(in_stride - at);
+    const __m512i tail_order =
+        _mm512_loadu_si512(gather.tail_indices + std::size_t{b} * kVectorBytes);
+    const __m512i weights =
+        _mm512_loadu_si512(gather.tail_weights + std::size_t{b} * kVectorBytes / 2);
+    const auto taps = [&](std::uint32_t r) {
+      return _mm512_maskz_permutexvar_epi8(kEvenBytes, tail_order,
+                                           _mm512_maskz_loadu_epi8(readable, rows[r] + at));
+    };
+    s0.add_tail(taps(0), weights);
+    s1.add_tail(taps(1), weights);
+    s2.add_tail(taps(2), weights);
+    s3.add_tail(taps(3), weights);
+  }
+  store_block(s0, b, out_bytes, outs[0]);
+  store_block(s1, b, out_bytes, outs[1]);
+  store_block(s2, b, out_bytes, outs[2]);
+  store_block(s3, b, out_bytes, outs[3]);
 }
 
 template <std::uint32_t kChannels>
@@ -164,14 +194,16 @@ void horizontal(const HorizontalPass& pass, const AxisView& axis, const Expanded
   }
   const std::size_t in_stride = std::size_t{pass.source_width} * kChannels;
   const std::size_t out_bytes = std::size_t{pass.target_width} * kChannels;
-  for (std::uint32_t y = 0; y < pass.rows; y += 2) {
-    const std::uint32_t second = y + 1 < pass.rows ? y + 1 : y;
-    const std::uint8_t* row = pass.source + (pass.first_row + y) * in_stride;
-    const std::uint8_t* second_row = pass.source + (pass.first_row + second) * in_stride;
+  for (std::uint32_t y = 0; y < pass.rows; y += kRowsPerTile) {
+    const std::uint8_t* rows[kRowsPerTile];
+    std::uint8_t* outs[kRowsPerTile];
+    for (std::uint32_t r = 0; r < kRowsPerTile; ++r) {
+      const std::uint32_t row = std::min(y + r, pass.rows - 1);
+      rows[r] = pass.source + (pass.first_row + row) * in_stride;
+      outs[r] = pass.target + row * out_bytes;
+    }
     for (std::uint32_t b = 0; b < gather.blocks; ++b)
-      gather_block_of_two_rows<kChannels>(gather, b, row, second_row, in_stride, out_bytes,
-                                          pass.target + y * out_bytes,
-                                          pass.target + second * out_bytes);
+      gather_block<kChannels>(gather, b, rows, in_stride, out_bytes, outs);
   }
 }
 

@@ -1,11 +1,12 @@
 // Every SIMD level against the scalar kernels, which are Pillow's loops: the same bytes for
 // thousands of seeded random (source, target) size pairs with sides 1..4096, grey and RGB,
-// shrinking, enlarging and mixed, on pixels that hit the clamps; resizing in bands of rows gives
-// the whole resize's bytes at any band size. Levels this CPU lacks are reported and skipped;
-// asking for one is a ConfigError.
+// shrinking, enlarging, mixed and changed by a little, on pixels that hit the clamps; resizing in
+// bands of rows gives the whole resize's bytes at any band size. Levels this CPU lacks are reported
+// and skipped; asking for one is a ConfigError.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,10 +36,18 @@ std::uint32_t side(SplitMix64& rng, std::uint32_t max) {
   return 1 + static_cast<std::uint32_t>(rng.next() % max);
 }
 
+// A side changed by up to 20% either way, as smart_resize changes a photo already near its pixel
+// budget: windows of 4 to 6 taps whose outermost weights are small (the gathers' 16-bit tails).
+std::uint32_t nearby(SplitMix64& rng, std::uint32_t side) {
+  const auto change = static_cast<std::int64_t>(rng.next() % 41) - 20;
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(1, side + side * change / 100));
+}
+
 // One long axis (1..4096) with a short other axis (1..20: whole blocks of 8 and 16 rows and
-// leftovers), or both sides small: every ratio and every
-// tail length of the vector loops, at a cost the test can afford thousands of times.
-std::vector<SizePair> size_pairs(std::uint64_t seed, int long_pairs, int small_pairs) {
+// leftovers), or both sides small: every ratio and every tail length of the vector loops, at a
+// cost the test can afford thousands of times; then long and small sides changed by a little.
+std::vector<SizePair> size_pairs(std::uint64_t seed, int long_pairs, int small_pairs,
+                                 int nearby_pairs) {
   SplitMix64 rng(seed);
   std::vector<SizePair> pairs;
   for (int i = 0; i < long_pairs; ++i) {
@@ -55,6 +64,17 @@ std::vector<SizePair> size_pairs(std::uint64_t seed, int long_pairs, int small_p
                {{37, 5, 37, 5}, {100, 20, 100, 20}, {100, 20, 37, 20}, {37, 20, 37, 5}});
   for (int i = 0; i < small_pairs; ++i)
     pairs.push_back({side(rng, 70), side(rng, 70), side(rng, 70), side(rng, 70)});
+  for (int i = 0; i < nearby_pairs; ++i) {
+    const std::uint32_t long_in = side(rng, 4096);
+    const std::uint32_t short_in = side(rng, 20);
+    const bool wide = rng.next() % 2 == 0;
+    pairs.push_back(wide
+                        ? SizePair{long_in, short_in, nearby(rng, long_in), nearby(rng, short_in)}
+                        : SizePair{short_in, long_in, nearby(rng, short_in), nearby(rng, long_in)});
+    const std::uint32_t width = side(rng, 300);
+    const std::uint32_t height = side(rng, 60);
+    pairs.push_back({width, height, nearby(rng, width), nearby(rng, height)});
+  }
   return pairs;
 }
 
@@ -115,7 +135,7 @@ Bytes resized_in_bands(BicubicResampler& resampler, const Bytes& source, const S
 }
 
 TEST_CASE("every SIMD level gives the scalar kernels' bytes for random sizes 1..4096") {
-  const std::vector<SizePair> pairs = size_pairs(0x5eed'2026, 300, 1700);
+  const std::vector<SizePair> pairs = size_pairs(0x5eed'2026, 300, 1700, 250);
   BicubicResampler scalar(SimdLevel::scalar);
   std::vector<BicubicResampler> levels;
   for (const SimdLevel level : kVectorLevels) {
