@@ -124,17 +124,40 @@ void vertical_grey_to_rgb(const VerticalPass& pass, const AxisView& axis) {
 // weights, which stay in registers while the rows' sums accumulate.
 constexpr std::uint32_t kRowsPerTile = 4;
 
-// 16 outputs of one row (the lane-vector's sums) stored at block b's place.
-inline void store_block(const DigitSums& sums, std::uint32_t b, std::size_t out_bytes,
-                        std::uint8_t* out) {
-  const __m128i bytes =
-      _mm512_cvtusepi32_epi8(_mm512_max_epi32(sums.shifted(), _mm512_setzero_si512()));
+// The packs below leave, in each 128-bit quarter q, lanes 4q..4q+3 of the first, second, third
+// and fourth sums; this order puts each sums' 16 bytes together, row r in quarter r.
+struct TileOrder {
+  alignas(64) std::uint8_t bytes[kVectorBytes];
+};
+constexpr TileOrder kTileOrder = [] {
+  TileOrder order{};
+  for (std::uint32_t p = 0; p < kVectorBytes; ++p) {
+    const std::uint32_t row = p / 16, lane = p % 16;
+    order.bytes[p] = static_cast<std::uint8_t>((lane / 4) * 16 + row * 4 + lane % 4);
+  }
+  return order;
+}();
+
+// A tile's 16 outputs of each row, clamped to 0..255, stored at block b's place.
+inline void store_block(const DigitSums& s0, const DigitSums& s1, const DigitSums& s2,
+                        const DigitSums& s3, std::uint32_t b, std::size_t out_bytes,
+                        std::uint8_t* const (&outs)[kRowsPerTile]) {
+  // Signed saturation to 16 bits, then unsigned to 8: the clamp.
+  const __m512i packed = _mm512_packus_epi16(_mm512_packs_epi32(s0.shifted(), s1.shifted()),
+                                             _mm512_packs_epi32(s2.shifted(), s3.shifted()));
+  const __m512i rows = _mm512_permutexvar_epi8(_mm512_load_si512(kTileOrder.bytes), packed);
+  const __m128i row_bytes[kRowsPerTile] = {
+      _mm512_castsi512_si128(rows), _mm512_extracti32x4_epi32(rows, 1),
+      _mm512_extracti32x4_epi32(rows, 2), _mm512_extracti32x4_epi32(rows, 3)};
   if (out_bytes >= kGatherBlock) {
     const std::size_t block_at =
         std::min<std::size_t>(std::size_t{b} * kGatherBlock, out_bytes - kGatherBlock);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + block_at), bytes);
+    for (std::uint32_t r = 0; r < kRowsPerTile; ++r)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(outs[r] + block_at), row_bytes[r]);
   } else {
-    _mm512_mask_storeu_epi8(out, first_bytes(out_bytes), _mm512_castsi128_si512(bytes));
+    for (std::uint32_t r = 0; r < kRowsPerTile; ++r)
+      _mm512_mask_storeu_epi8(outs[r], first_bytes(out_bytes),
+                              _mm512_castsi128_si512(row_bytes[r]));
   }
 }
 
@@ -178,10 +201,7 @@ template <std::uint32_t kChannels>
     s2.add_tail(taps(2), weights);
     s3.add_tail(taps(3), weights);
   }
-  store_block(s0, b, out_bytes, outs[0]);
-  store_block(s1, b, out_bytes, outs[1]);
-  store_block(s2, b, out_bytes, outs[2]);
-  store_block(s3, b, out_bytes, outs[3]);
+  store_block(s0, s1, s2, s3, b, out_bytes, outs);
 }
 
 template <std::uint32_t kChannels>
