@@ -4,9 +4,10 @@
 // libjpeg-turbo's decode alone at the same DCT scale (the floor: what decoding costs without
 // resizing; for grey images also decoding straight to the RGB the stage delivers), and what making
 // Qwen2-VL's pixel_values (float32, bfloat16) adds to an image, as the image-decoder workers make
-// them (ImageProcessor: the values written from the resize's rows), against making them from a
-// whole resized uint8 image, as before they were fused. Images come from --images DIR (every *.jpg
-// / *.jpeg below it) or are generated.
+// them (ImageProcessor: the values written from the resize's rows, into a reused buffer as the
+// image buffer pool hands them out), against making them from a whole resized uint8 image, as
+// before they were fused, and what a fresh buffer per image would cost instead. Images come from
+// --images DIR (every *.jpg / *.jpeg below it) or are generated.
 #include <time.h>
 #include <turbojpeg.h>
 
@@ -169,8 +170,11 @@ struct ClassStats {
   // Grey images: tjDecompress2 straight to RGB, what the stage also delivers (0 for colour).
   double libjpeg_turbo_rgb_s = 0;
   std::map<SimdLevel, double> resize_at_level_s;
-  double uint8_image_s = 0;                       // CPU time of ImageProcessor at uint8
-  std::map<PixelDtype, double> pixel_values_s;    // ImageProcessor's CPU time at the dtype
+  // ImageProcessor's CPU time into a reused buffer (as the workers, with the image buffer pool),
+  // at uint8 and at each pixel_values dtype, and into a fresh buffer at each dtype.
+  double uint8_image_s = 0;
+  std::map<PixelDtype, double> pixel_values_s;
+  std::map<PixelDtype, double> fresh_buffer_s;
   std::map<PixelDtype, double> unfused_values_s;  // decode to uint8, then PixelValuesWriter
   double header_s = 0;                            // CPU time
   std::uint64_t source_pixels = 0;                // summed over repetitions
@@ -193,6 +197,7 @@ void merge(ClassStats& into, const ClassStats& from) {
   for (const auto& [dtype, seconds] : from.pixel_values_s) into.pixel_values_s[dtype] += seconds;
   for (const auto& [dtype, seconds] : from.unfused_values_s)
     into.unfused_values_s[dtype] += seconds;
+  for (const auto& [dtype, seconds] : from.fresh_buffer_s) into.fresh_buffer_s[dtype] += seconds;
   into.header_s += from.header_s;
   into.source_pixels += from.source_pixels;
   into.output_pixels += from.output_pixels;
@@ -302,12 +307,19 @@ ClassStats measure(const Sample& sample, int repeat, JpegDecoder& decoder,
   }
   // Alternated, so that drifts of the machine's speed fall on both alike.
   for (auto& [dtype, processor] : processors) {
-    const auto process = [&, &processor = processor] { (void)processor.process(sample.jpeg); };
+    DecodedImage reused;
+    (void)processor.process(sample.jpeg, reused);  // the buffer the pool would hand back
+    const auto into_reused = [&, &processor = processor] {
+      (void)processor.process(sample.jpeg, reused);
+    };
+    const auto into_fresh = [&, &processor = processor] { (void)processor.process(sample.jpeg); };
+    const double reused_s = seconds_per_image(repeat, into_reused);
+    stats.fresh_buffer_s[dtype] = seconds_per_image(repeat, into_fresh);
     if (dtype == PixelDtype::uint8) {
-      stats.uint8_image_s = seconds_per_image(repeat, process);
+      stats.uint8_image_s = reused_s;
       continue;
     }
-    stats.pixel_values_s[dtype] = seconds_per_image(repeat, process);
+    stats.pixel_values_s[dtype] = reused_s;
     stats.unfused_values_s[dtype] =
         unfused_values_seconds(sample.jpeg, decoder, image, writers.at(dtype), repeat);
   }
@@ -366,6 +378,16 @@ Report class_report(const std::string& name, const ClassStats& s) {
       entry["pixel_values_share_of_uint8_image_cpu"] = pixel_values_share;
       entry["pixel_values_unfused_over_fused"] = unfused_over_fused;
     }
+    // What a new buffer per image (an allocation, its page faults, zero-filling for uint8) costs
+    // over decoding into a reused one.
+    Report fresh_over_reused;
+    for (const auto& [dtype, seconds] : s.fresh_buffer_s) {
+      const double reused =
+          dtype == PixelDtype::uint8 ? s.uint8_image_s : s.pixel_values_s.at(dtype);
+      if (reused > 0)
+        fresh_over_reused[std::string(to_string(dtype))] = rounded(seconds / reused, 3);
+    }
+    if (!fresh_over_reused.empty()) entry["fresh_buffer_over_reused"] = fresh_over_reused;
     entry["header_cpu_us_per_image"] = rounded(s.header_s * per_image * 1e6, 3);
     entry["dct_scales"] = s.dct_scales;
   }

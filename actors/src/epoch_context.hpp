@@ -20,6 +20,7 @@
 #include "odbatch/core/round_record.hpp"
 #include "odbatch/dist/collective.hpp"
 #include "odbatch/dist/flight_recorder.hpp"
+#include "odbatch/image/image_buffer_pool.hpp"
 #include "odbatch/metrics/ledger_writer.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
 #include "odbatch/proto_msgs/actor_interfaces.hpp"
@@ -48,6 +49,8 @@ struct PipelineResources {
   std::vector<MixedSource> mix;
   std::shared_ptr<const RecordReader> records;
   std::shared_ptr<const ChatTokenizer> tokenizer;
+  // Decoded images' pixel buffers, reused from epoch to epoch.
+  std::shared_ptr<ImageBufferPool> image_buffers;
   // The batch-deciding settings: every rank's must match at each epoch's first round, and a
   // checkpoint records them for its resume.
   std::vector<RunSetting> settings;

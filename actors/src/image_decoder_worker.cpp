@@ -1,6 +1,7 @@
 #include <optional>
 
 #include "odbatch/image/image_processor.hpp"
+#include "pooled_pixels.hpp"
 #include "worker_jitter.hpp"
 #include "workers.hpp"
 
@@ -42,18 +43,22 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
         done.image = task.image;
         {
           StageTimer timer(epoch.stats().image_decoder);
-          // The image that travels to the collator is the one allocation; the processor's own
-          // buffers (the DCT-scaled decode, the resize's bands of rows) are reused from image to
-          // image. pixel_values are made here, off the trainer's thread.
-          auto decoded = s.processor->process(*task.jpeg);
-          if (!decoded) {
+          // The image that travels to the collator is decoded into a pooled buffer, given back
+          // when its sample is released; the processor's own buffers (the DCT-scaled decode,
+          // the resize's bands of rows) are reused from image to image. pixel_values are made
+          // here, off the trainer's thread.
+          const auto& pool = epoch.resources().image_buffers;
+          DecodedImage image = pool->take();
+          if (image.rgb.capacity() + image.patch_values.capacity() > 0)
+            epoch.stats().image_buffers_reused.fetch_add(1, std::memory_order_relaxed);
+          if (const auto error = s.processor->process(*task.jpeg, image)) {
+            pool->give_back(std::move(image));
             // Worded as the reader words the header stage's: the record's "file:line" first.
-            const auto& error = decoded.error();
-            done.rejection = Rejection{task.id, std::string(to_string(error.kind)),
+            done.rejection = Rejection{task.id, std::string(to_string(error->kind)),
                                        epoch.resources().index->describe(task.id) + ": image " +
-                                           task.path + ": " + error.message};
+                                           task.path + ": " + error->message};
           } else {
-            done.decoded = std::make_shared<DecodedImage>(std::move(decoded).value());
+            done.decoded = pooled_image(pool, std::move(image));
           }
         }
         s.jitter.delay();

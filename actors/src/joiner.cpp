@@ -4,6 +4,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "pooled_pixels.hpp"
+
 namespace odbatch::actors {
 
 namespace {
@@ -38,7 +40,7 @@ void note_rejection(PendingSample& p, const std::optional<Rejection>& rejection)
   if (rejection && !p.rejection) p.rejection = rejection;
 }
 
-Joined assemble(PendingSample& p) {
+Joined assemble(PendingSample& p, const std::shared_ptr<ImageBufferPool>& image_buffers) {
   Joined joined;
   if (!p.rejection && p.start->rejection) p.rejection = p.start->rejection;
   if (p.rejection) {
@@ -48,9 +50,13 @@ Joined assemble(PendingSample& p) {
   auto& sample = *p.sample;
   sample.source_file = p.start->source_file;
   sample.line = p.start->line;
+  if (p.images.empty()) {
+    joined.sample = std::move(p.sample);
+    return joined;
+  }
   sample.images.reserve(p.images.size());
   for (auto& image : p.images) sample.images.push_back(std::move(*image));
-  joined.sample = std::move(p.sample);
+  joined.sample = pooled_sample(image_buffers, std::move(sample));
   return joined;
 }
 
@@ -63,7 +69,7 @@ void release(joiner_actor::stateful_pointer<JoinerState> self) {
     Joined joined;
     {
       StageTimer timer(s.context->stats().joiner);
-      joined = assemble(it->second);
+      joined = assemble(it->second, s.context->resources().image_buffers);
     }
     const bool accepted = joined.sample != nullptr;
     self->send(s.context->wiring().packer, std::move(joined));

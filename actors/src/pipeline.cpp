@@ -66,6 +66,10 @@ struct Pipeline::Impl {
 
 namespace {
 
+// Free image buffers kept for reuse: at most as many as the reader may have in flight, within a
+// byte total that keeps an idle pipeline's footprint small.
+constexpr std::size_t kKeptImageBufferBytes = std::size_t{128} << 20;
+
 std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
                                                         const DistEnv& dist) {
   validate(config);
@@ -76,6 +80,8 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,
                                                                effective_tokenizer_options(config));
+  resources->image_buffers =
+      std::make_shared<ImageBufferPool>(config.flow.reader_capacity, kKeptImageBufferBytes);
   resources->settings = checkpoint_settings(config, *resources->index);
   resources->rank = dist.rank;
   resources->world_size = dist.world_size;

@@ -101,6 +101,7 @@ ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shar
   system_.await_actors_before_shutdown(false);
   auto resources = std::make_shared<PipelineResources>();
   resources->config = std::move(config);
+  resources->image_buffers = std::make_shared<ImageBufferPool>(16, std::size_t{16} << 20);
   ShardSequence sequence;
   sequence.append_ids(std::move(shard));
   context_ =

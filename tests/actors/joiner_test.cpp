@@ -1,10 +1,12 @@
 // The joiner alone, fed parts in scripted orders: it releases samples in shard order and only as
 // many accepted ones as the packer asked for, returns a credit to the reader per sample
-// released, and tells the aligner once the lookahead behind the first round is ready.
+// released, tells the aligner once the lookahead behind the first round is ready, and gives the
+// image buffers of released samples back to the pool.
 #include <doctest/doctest.h>
 
 #include "actor_test_bench.hpp"
 #include "joiner.hpp"
+#include "pooled_pixels.hpp"
 
 namespace odbatch::actors::test {
 namespace {
@@ -96,6 +98,45 @@ TEST_CASE("a rejected part rejects its sample, its other parts still complete it
   CHECK(bench.received("reader") == Lines{"credit 1"});
   // The whole shard is out: the first round is primed, whatever the lookahead.
   CHECK(bench.received("aligner") == Lines{"primed"});
+}
+
+TEST_CASE(
+    "image buffers go back to the pool once their sample is released, or at once if rejected") {
+  ActorTestBench bench(lookahead_of(1), {30, 31});
+  auto joiner = spawn_joiner(bench.system(), bench.context());
+  bench.wiring().joiner = joiner;
+  const auto& pool = bench.context()->resources().image_buffers;
+  REQUIRE(pool->kept_buffers() == 0);
+  const auto decoded = [&](std::uint64_t seq, std::size_t bytes) {
+    DecodedImage image;
+    image.rgb.resize(bytes);
+    ImageDone done;
+    done.seq = seq;
+    done.decoded = pooled_image(pool, std::move(image));
+    return done;
+  };
+  bench.send(joiner, want_atom::value, std::uint32_t{2});
+
+  // Sample 30 is joined with its image and handed to the packer (a probe, which drops it).
+  ImageDone first = decoded(0, 1000);
+  const std::uint8_t* first_pixels = first.decoded->rgb.data();
+  bench.send(joiner, start_of(0, 30, 2));
+  bench.send(joiner, text_of(0, 30));
+  bench.send(joiner, std::move(first));
+  CHECK(bench.received("packer") == Lines{"sample 30"});
+  CHECK(pool->kept_buffers() == 1);
+  CHECK(pool->take().rgb.data() == first_pixels);
+
+  // Sample 31's text is rejected: its decoded image goes back with the rejection.
+  bench.send(joiner, start_of(1, 31, 2));
+  bench.send(joiner, decoded(1, 2000));
+  TextDone rejected;
+  rejected.seq = 1;
+  rejected.rejection = Rejection{31, "over_length", "a.jsonl:2: too long"};
+  bench.send(joiner, rejected);
+  CHECK(bench.received("packer") == Lines{"rejected 31"});
+  CHECK(pool->kept_buffers() == 1);
+  CHECK(pool->take().rgb.size() == 2000);
 }
 
 }  // namespace

@@ -91,7 +91,8 @@ std::size_t run_epoch_and_check(BatchLayout layout, BudgetMode budget_mode,
   CHECK(stats.idle_batches == 0);
   MESSAGE(to_string(layout) << ": " << report.summary() << "; " << image_samples
                             << " samples with images; padding efficiency "
-                            << stats.padding_efficiency());
+                            << stats.padding_efficiency() << "; " << stats.image_buffers_reused
+                            << " images decoded into reused buffers");
   return static_cast<std::size_t>(std::count_if(
       batches.begin(), batches.end(), [](const auto& b) { return b->step_info().over_budget; }));
 }

@@ -16,13 +16,25 @@ ImageProcessor::ImageProcessor(const JpegDecoderLimits& limits,
 }
 
 ImageResult<DecodedImage> ImageProcessor::process(std::span<const std::uint8_t> image) {
-  if (!writer_) return decoder_.decode(image, geometry_);
   DecodedImage out;
+  if (auto error = process(image, out)) return std::move(*error);
+  return out;
+}
+
+std::optional<ImageError> ImageProcessor::process(std::span<const std::uint8_t> image,
+                                                  DecodedImage& out) {
+  std::vector<std::uint8_t> rgb = std::move(out.rgb);
+  PatchValueBytes patch_values = std::move(out.patch_values);
+  out = DecodedImage{};
+  if (!writer_) {
+    out.rgb = std::move(rgb);
+    return decoder_.decode(image, geometry_, out);
+  }
+  out.patch_values = std::move(patch_values);
   out.dtype = writer_->dtype();
   out.values_per_patch = writer_->values_per_patch();
   PixelValuesSink sink(*writer_, out);
-  if (auto error = decoder_.decode(image, geometry_, out, &sink)) return std::move(*error);
-  return out;
+  return decoder_.decode(image, geometry_, out, &sink);
 }
 
 void ImageProcessor::PixelValuesSink::begin(std::uint32_t width, std::uint32_t height) {

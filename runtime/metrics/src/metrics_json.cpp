@@ -47,6 +47,7 @@ std::string stats_json(const StatsSnapshot& s) {
                          {"tokens", s.tokens},
                          {"padded_tokens", s.padded_tokens},
                          {"labels", s.labels},
+                         {"image_buffers_reused", s.image_buffers_reused},
                          {"seconds_to_first_batch", s.seconds_to_first_batch},
                          {"trainer_wait_seconds", s.trainer_wait_seconds},
                          {"queues", queues},

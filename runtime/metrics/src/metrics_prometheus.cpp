@@ -208,6 +208,9 @@ std::string prometheus_text(const StatsSnapshot& s, const PrometheusScope& scope
              "Token slots of the batches emitted, padding included (packed: the real tokens).",
              s.padded_tokens);
   out.single("labels_total", "counter", "Supervised targets in the batches emitted.", s.labels);
+  out.single("image_buffers_reused_total", "counter",
+             "Images decoded into a pixel buffer that a released image gave back.",
+             s.image_buffers_reused);
   out.single("padding_efficiency_ratio", "gauge", "Real tokens over token slots so far, 0 to 1.",
              s.padding_efficiency());
   out.single("trainer_wait_seconds_total", "counter", "Time next_batch() has waited for a batch.",

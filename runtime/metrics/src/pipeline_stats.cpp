@@ -65,6 +65,7 @@ StatsSnapshot PipelineStats::snapshot() const {
   s.tokens = tokens.load();
   s.padded_tokens = padded_tokens.load();
   s.labels = labels.load();
+  s.image_buffers_reused = image_buffers_reused.load();
   s.seconds_to_first_batch = static_cast<double>(first_batch_ns.load()) * 1e-9;
   s.trainer_wait_seconds = static_cast<double>(trainer_wait_ns.load()) * 1e-9;
   {

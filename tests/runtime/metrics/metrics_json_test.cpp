@@ -19,6 +19,7 @@ TEST_CASE("the stats JSON parses and holds every field") {
   s.tokens = 300;
   s.padded_tokens = 400;
   s.labels = 120;
+  s.image_buffers_reused = 7;
   s.wall_seconds = 2.0;
   s.reader = {12, 0.25, 0.5};
   s.reader_in_flight = {3, 320};
@@ -42,6 +43,7 @@ TEST_CASE("the stats JSON parses and holds every field") {
   CHECK(j["tokens"] == 300);
   CHECK(j["padded_tokens"] == 400);
   CHECK(j["labels"] == 120);
+  CHECK(j["image_buffers_reused"] == 7);
   CHECK(j.contains("seconds_to_first_batch"));
   CHECK(j.contains("trainer_wait_seconds"));
   CHECK(j["queues"]["reader_in_flight"] == nlohmann::json{{"depth", 3}, {"capacity", 320}});

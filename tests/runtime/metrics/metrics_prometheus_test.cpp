@@ -25,6 +25,7 @@ StatsSnapshot known_snapshot() {
   s.tokens = 300;
   s.padded_tokens = 400;
   s.labels = 120;
+  s.image_buffers_reused = 7;
   s.seconds_to_first_batch = 0.5;
   s.trainer_wait_seconds = 1.25;
   s.wall_seconds = 10.0;
@@ -92,6 +93,9 @@ odbatch_padded_tokens_total{rank="3"} 400
 # HELP odbatch_labels_total Supervised targets in the batches emitted.
 # TYPE odbatch_labels_total counter
 odbatch_labels_total{rank="3"} 120
+# HELP odbatch_image_buffers_reused_total Images decoded into a pixel buffer that a released image gave back.
+# TYPE odbatch_image_buffers_reused_total counter
+odbatch_image_buffers_reused_total{rank="3"} 7
 # HELP odbatch_padding_efficiency_ratio Real tokens over token slots so far, 0 to 1.
 # TYPE odbatch_padding_efficiency_ratio gauge
 odbatch_padding_efficiency_ratio{rank="3"} 0.75

@@ -18,8 +18,8 @@
 
 namespace odbatch {
 
-// One per thread, like the ImageDecoder it owns. An image's one allocation is the DecodedImage's
-// pixel buffer (uint8 RGB or pixel_values).
+// One per thread, like the ImageDecoder it owns. An image's one buffer is the DecodedImage's
+// (uint8 RGB or pixel_values), allocated here or reused from an earlier image.
 class ImageProcessor {
  public:
   // Throws ConfigError for invalid limits, geometry or pixel_values settings.
@@ -29,6 +29,9 @@ class ImageProcessor {
   // uint8: `rgb` filled as ImageDecoder::decode fills it. float32 or bfloat16: `patch_values`
   // and `values_per_patch` filled, `rgb` empty. Bad data comes back as an ImageError.
   ImageResult<DecodedImage> process(std::span<const std::uint8_t> image);
+  // The same into `out`, whose pixel buffers are reused (ImageBufferPool::take): their capacity
+  // is kept and they are not cleared first. Every other field of `out` is overwritten.
+  std::optional<ImageError> process(std::span<const std::uint8_t> image, DecodedImage& out);
 
  private:
   // Hands the resize's block rows to the writer, into the image being made.

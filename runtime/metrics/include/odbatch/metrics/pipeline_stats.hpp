@@ -56,6 +56,7 @@ struct StatsSnapshot {
   std::uint64_t tokens = 0;         // real tokens emitted
   std::uint64_t padded_tokens = 0;  // padded layout: rows * longest row, summed over batches
   std::uint64_t labels = 0;
+  std::uint64_t image_buffers_reused = 0;  // images decoded into a buffer a released one gave back
   // The first epoch's, from start_epoch to its first batch; 0 before it (counters are cumulative).
   double seconds_to_first_batch = 0.0;
   double trainer_wait_seconds = 0.0;  // time next_batch() blocked on an empty queue
@@ -93,6 +94,7 @@ class PipelineStats {
   std::atomic<std::uint64_t> tokens{0};
   std::atomic<std::uint64_t> padded_tokens{0};
   std::atomic<std::uint64_t> labels{0};
+  std::atomic<std::uint64_t> image_buffers_reused{0};
   std::atomic<std::uint64_t> first_batch_ns{0};
   std::atomic<std::uint64_t> trainer_wait_ns{0};
   QueueGauge reader_in_flight, batch_queue;
