@@ -17,8 +17,8 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/version.hpp.in
 # runtime/cuda/include/odbatch/cuda.hpp). Only these and the headers they include, directly or
 # not, are installed (tools/package-check.sh checks that the installed tree is exactly that).
 set(odbatch_facade_headers odbatch/batch.hpp odbatch/checkpoint.hpp odbatch/dist_env.hpp
-  odbatch/pipeline.hpp odbatch/pipeline_config.hpp odbatch/trainer_allreduce.hpp
-  odbatch/version.hpp)
+  odbatch/pipeline.hpp odbatch/pipeline_config.hpp odbatch/stage.hpp
+  odbatch/trainer_allreduce.hpp odbatch/version.hpp)
 set(odbatch_cuda_facade_headers odbatch/cuda.hpp)
 
 # Sets `out_var` to `headers` (include paths such as odbatch/pipeline.hpp) and every odbatch
@@ -74,7 +74,7 @@ target_link_libraries(odbatch_library PRIVATE odbatch_warnings)
 # Every layer's and subsystem's objects, whole; linking the top layer brings their own
 # dependencies along.
 set(odbatch_library_parts odbatch_core odbatch_proto_msgs odbatch_log odbatch_source odbatch_text
-  odbatch_image odbatch_batch odbatch_store odbatch_dist odbatch_trainer odbatch_metrics
+  odbatch_image odbatch_batch odbatch_stage odbatch_store odbatch_dist odbatch_trainer odbatch_metrics
   odbatch_config odbatch_actors)
 set(odbatch_include_roots ${odbatch_generated_include})
 foreach(part IN LISTS odbatch_library_parts)

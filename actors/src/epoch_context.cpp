@@ -53,6 +53,14 @@ std::vector<caf::actor> Wiring::all() const {
       caf::actor_cast<caf::actor>(coordinator), caf::actor_cast<caf::actor>(emitter)};
   for (const auto& worker : tokenizers) actors.push_back(caf::actor_cast<caf::actor>(worker));
   for (const auto& worker : image_decoders) actors.push_back(caf::actor_cast<caf::actor>(worker));
+  for (const auto& pool : record_stages) {
+    actors.push_back(caf::actor_cast<caf::actor>(pool.dispatcher));
+    for (const auto& worker : pool.workers) actors.push_back(caf::actor_cast<caf::actor>(worker));
+  }
+  for (const auto& pool : sample_stages) {
+    actors.push_back(caf::actor_cast<caf::actor>(pool.dispatcher));
+    for (const auto& worker : pool.workers) actors.push_back(caf::actor_cast<caf::actor>(worker));
+  }
   return actors;
 }
 

@@ -29,6 +29,7 @@
 #include "odbatch/source/record_reader.hpp"
 #include "odbatch/source/shard_sequence.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
+#include "user_stages.hpp"
 
 namespace odbatch::actors {
 
@@ -51,11 +52,23 @@ struct PipelineResources {
   std::shared_ptr<const ChatTokenizer> tokenizer;
   // Decoded images' pixel buffers, reused from epoch to epoch.
   std::shared_ptr<ImageBufferPool> image_buffers;
+  // The user's record and sample stages ([[stage]]), their instances kept across epochs.
+  UserStages stages;
   // The batch-deciding settings: every rank's must match at each epoch's first round, and a
   // checkpoint records them for its resume.
   std::vector<RunSetting> settings;
   std::uint32_t rank = 0;
   std::uint32_t world_size = 1;
+};
+
+// A user stage's pool: its dispatcher and workers.
+struct RecordStagePool {
+  record_stage_dispatcher_actor dispatcher;
+  std::vector<record_stage_worker_actor> workers;
+};
+struct SampleStagePool {
+  sample_stage_dispatcher_actor dispatcher;
+  std::vector<sample_stage_worker_actor> workers;
 };
 
 // The epoch's actors, filled in before any of them starts.
@@ -68,6 +81,8 @@ struct Wiring {
   emitter_actor emitter;
   std::vector<tokenizer_worker_actor> tokenizers;
   std::vector<image_decoder_worker_actor> image_decoders;
+  std::vector<RecordStagePool> record_stages;  // in the order they run
+  std::vector<SampleStagePool> sample_stages;
 
   std::vector<caf::actor> all() const;
 };

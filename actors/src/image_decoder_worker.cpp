@@ -28,7 +28,10 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
   self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
                                     context->config().batching.seed, 0x1'0000'0000ULL + worker);
   const auto& images = context->config().images;
-  self->state.processor.emplace(images.decoder_limits, images.geometry, images.pixel_values);
+  // Sample stages see uint8 pixels: the last of them makes the pixel_values.
+  auto pixel_values = images.pixel_values;
+  if (!context->resources().stages.sample.empty()) pixel_values.dtype = PixelDtype::uint8;
+  self->state.processor.emplace(images.decoder_limits, images.geometry, pixel_values);
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)

@@ -16,8 +16,14 @@ struct PendingSample {
   std::shared_ptr<SamplePayload> sample;  // from the tokenizer
   std::vector<std::shared_ptr<DecodedImage>> images;
   std::optional<Rejection> rejection;
+  // With sample stages: the sample went to them (assembled), and is back.
+  bool staging = false;
+  bool staged = false;
+  std::optional<Joined> joined;  // assembled, and through the sample stages when there are any
 
   bool complete() const { return start && parts_arrived == start->parts; }
+  // Whether it can leave the joiner: complete, and back from the sample stages if it went there.
+  bool ready() const { return complete() && (!staging || staged); }
 };
 
 }  // namespace
@@ -60,14 +66,43 @@ Joined assemble(PendingSample& p, const std::shared_ptr<ImageBufferPool>& image_
   return joined;
 }
 
+// A complete sample goes through the sample stages, when there are any, as soon as its parts
+// are in (not in shard order: the stages work ahead of the packer's wishes, within the reader's
+// credits); a rejected one goes straight to release.
+void stage_if_complete(joiner_actor::stateful_pointer<JoinerState> self, std::uint64_t seq) {
+  auto& s = self->state;
+  const auto& pools = s.context->wiring().sample_stages;
+  if (pools.empty()) return;
+  auto& p = s.pending[seq];
+  if (!p.complete() || p.staging) return;
+  Joined joined;
+  {
+    StageTimer timer(s.context->stats().joiner, 0);
+    joined = assemble(p, s.context->resources().image_buffers);
+  }
+  if (!joined.sample) {
+    p.joined = std::move(joined);
+    return;
+  }
+  p.staging = true;
+  SampleWork work;
+  work.seq = seq;
+  work.source = source_of(s.context->resources().mix, joined.sample->id);
+  // The only holder: the stages may change it before anyone else sees it.
+  work.sample = std::const_pointer_cast<SamplePayload>(std::move(joined.sample));
+  self->send(pools.front().dispatcher, std::move(work));
+}
+
 void release(joiner_actor::stateful_pointer<JoinerState> self) {
   auto& s = self->state;
   std::uint32_t released = 0;
   while (s.wanted > 0) {
     const auto it = s.pending.find(s.next_out);
-    if (it == s.pending.end() || !it->second.complete()) break;
+    if (it == s.pending.end() || !it->second.ready()) break;
     Joined joined;
-    {
+    if (it->second.joined) {
+      joined = std::move(*it->second.joined);
+    } else {
       StageTimer timer(s.context->stats().joiner);
       joined = assemble(it->second, s.context->resources().image_buffers);
     }
@@ -92,7 +127,7 @@ void prime_if_ready(joiner_actor::stateful_pointer<JoinerState> self) {
   const bool shard_released = s.next_out >= context.shard().size();
   if (s.primed || (!shard_released && (!s.asked || s.wanted > 0))) return;
   s.ready_end = std::max(s.ready_end, s.next_out);
-  for (auto it = s.pending.find(s.ready_end); it != s.pending.end() && it->second.complete();
+  for (auto it = s.pending.find(s.ready_end); it != s.pending.end() && it->second.ready();
        it = s.pending.find(s.ready_end))
     ++s.ready_end;
   if (s.ready_end - s.next_out < first_round_lookahead(context.config(), context.start().round) &&
@@ -113,6 +148,7 @@ joiner_actor::behavior_type joiner_behavior(joiner_actor::stateful_pointer<Joine
         auto& p = self->state.pending[start.seq];
         p.start = start;
         p.images.resize(start.parts > 0 ? start.parts - 1 : 0);
+        stage_if_complete(self, start.seq);
         release(self);
         prime_if_ready(self);
       },
@@ -121,6 +157,7 @@ joiner_actor::behavior_type joiner_behavior(joiner_actor::stateful_pointer<Joine
         ++p.parts_arrived;
         note_rejection(p, done.rejection);
         if (done.sample) p.sample = done.sample;
+        stage_if_complete(self, done.seq);
         release(self);
         prime_if_ready(self);
       },
@@ -132,6 +169,18 @@ joiner_actor::behavior_type joiner_behavior(joiner_actor::stateful_pointer<Joine
           if (p.images.size() <= done.image) p.images.resize(done.image + 1);
           p.images[done.image] = done.decoded;
         }
+        stage_if_complete(self, done.seq);
+        release(self);
+        prime_if_ready(self);
+      },
+      [=](SampleWork& work) {
+        auto& p = self->state.pending[work.seq];
+        p.staged = true;
+        Joined joined;
+        joined.sample = std::move(work.sample);
+        joined.rejection = std::move(work.rejection);
+        if (joined.rejection) joined.sample.reset();
+        p.joined = std::move(joined);
         release(self);
         prime_if_ready(self);
       },

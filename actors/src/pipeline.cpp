@@ -18,6 +18,8 @@
 #include "reader.hpp"
 #include "rejection_reasons.hpp"
 #include "round_actors.hpp"
+#include "stage_pools.hpp"
+#include "user_stages.hpp"
 #include "workers.hpp"
 
 namespace odbatch {
@@ -71,9 +73,12 @@ namespace {
 constexpr std::size_t kKeptImageBufferBytes = std::size_t{128} << 20;
 
 std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
-                                                        const DistEnv& dist) {
+                                                        const DistEnv& dist,
+                                                        const StageRegistry& stages,
+                                                        PipelineStats& stats) {
   validate(config);
   auto resources = std::make_shared<PipelineResources>();
+  resources->stages = actors::make_user_stages(config, stages, stats);
   auto index = std::make_shared<const DatasetIndex>(build_dataset_index(config.source));
   resources->mix = mixed_sources(config.source, *index);
   resources->records = std::make_shared<const RecordReader>(index, config.source.reader);
@@ -83,6 +88,8 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
   resources->image_buffers =
       std::make_shared<ImageBufferPool>(config.flow.reader_capacity, kKeptImageBufferBytes);
   resources->settings = checkpoint_settings(config, *resources->index);
+  for (auto& setting : actors::user_stage_settings(resources->stages))
+    resources->settings.push_back(std::move(setting));
   resources->rank = dist.rank;
   resources->world_size = dist.world_size;
   resources->config = std::move(config);
@@ -112,9 +119,12 @@ void Pipeline::Impl::start_metrics() {
   MetricsServerOptions options;
   options.address = config.address;
   options.port = metrics_port_of(config, dist);
+  auto reasons = actors::rejection_reasons();
+  for (auto& reason : actors::user_stage_reasons(resources->stages))
+    reasons.push_back(std::move(reason));
   metrics = std::make_unique<MetricsServer>(
       options, [counters = stats.get(),
-                scope = PrometheusScope{dist.rank, dist.world_size, actors::rejection_reasons()}] {
+                scope = PrometheusScope{dist.rank, dist.world_size, std::move(reasons)}] {
         return prometheus_text(counters->snapshot(), scope);
       });
 }
@@ -182,9 +192,26 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
     w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch, i));
   for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
     w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch, i));
+  const auto& stages = resources->stages;
+  for (std::size_t i = 0; i < stages.record.size(); ++i) {
+    auto& pool = w.record_stages.emplace_back();
+    pool.dispatcher = actors::spawn_record_stage_dispatcher(sys, epoch, i);
+    for (std::uint32_t n = 0; n < stages.record[i].config.workers; ++n)
+      pool.workers.push_back(actors::spawn_record_stage_worker(sys, epoch, i, n));
+  }
+  for (std::size_t i = 0; i < stages.sample.size(); ++i) {
+    auto& pool = w.sample_stages.emplace_back();
+    pool.dispatcher = actors::spawn_sample_stage_dispatcher(sys, epoch, i);
+    for (std::uint32_t n = 0; n < stages.sample[i].config.workers; ++n)
+      pool.workers.push_back(actors::spawn_sample_stage_worker(sys, epoch, i, n));
+  }
   // Every handle is in place before any actor starts.
   for (const auto& worker : w.tokenizers) caf::anon_send(worker, start_atom::value);
   for (const auto& worker : w.image_decoders) caf::anon_send(worker, start_atom::value);
+  for (const auto& pool : w.record_stages)
+    for (const auto& worker : pool.workers) caf::anon_send(worker, start_atom::value);
+  for (const auto& pool : w.sample_stages)
+    for (const auto& worker : pool.workers) caf::anon_send(worker, start_atom::value);
   caf::anon_send(w.packer, start_atom::value);
   epoch_finished = false;
   batches_taken = steps_taken;
@@ -241,7 +268,7 @@ void Pipeline::Impl::log_epoch_end() const {
 
 Pipeline::Pipeline(PipelineConfig config, DistEnv dist, PipelineOptions options)
     : impl_(std::make_unique<Impl>()) {
-  impl_->resources = load_resources(std::move(config), dist);
+  impl_->resources = load_resources(std::move(config), dist, options.stages, *impl_->stats);
   impl_->dist = std::move(dist);
   if (options.on_abort) impl_->abort_hook = std::make_unique<actors::AbortHook>(options.on_abort);
   impl_->collective_factory = options.collective ? options.collective : make_round_collective;

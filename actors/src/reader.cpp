@@ -1,7 +1,9 @@
 #include "reader.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
+#include <unordered_map>
 #include <optional>
 #include <span>
 
@@ -25,6 +27,8 @@ struct ReaderState {
   std::vector<tokenizer_worker_actor> idle_tokenizers;
   std::vector<image_decoder_worker_actor> idle_decoders;
   ImageDecoder header_reader;  // JPEG, PNG or WebP, told by the bytes
+  // Tar samples' members while their records are in the record stages, which may name another.
+  std::unordered_map<std::uint64_t, std::vector<TarMember>> staged_members;
 };
 
 namespace {
@@ -40,9 +44,10 @@ Rejection rejection_of(SampleId id, std::string reason, std::string detail) {
 // it rejects this record too: a record's content must never end the epoch, which would abort
 // every rank.
 std::variant<Conversation, RecordRejection> parse_record(
-    std::string_view text, const std::string& where, std::span<const std::string> default_images) {
+    std::string_view text, const std::string& where, std::span<const std::string> default_images,
+    std::map<std::string, std::string>* other_fields) {
   try {
-    return parse_conversation(text, where, default_images);
+    return parse_conversation(text, where, default_images, other_fields);
   } catch (const std::exception& e) {
     return RecordRejection{RecordRejectReason::malformed_json,
                            where + ": cannot parse: " + e.what()};
@@ -70,9 +75,42 @@ ImageResult<std::vector<std::uint8_t>> member_image(const std::vector<TarMember>
   return member->bytes;
 }
 
-// Reads shard position `seq` into its work items, or the reason it cannot become a sample.
-void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
-                 std::vector<ImageTask>& images, TextTask& text) {
+// Image `path` of a record, read with its header: a tar sample's member (`members`) or a file
+// under the image root. On failure, the record's rejection.
+std::optional<LoadedImage> load_image(ReaderState& s, SampleId id, const std::string& where,
+                                      const std::vector<TarMember>* members,
+                                      const std::string& path, std::optional<Rejection>& rejection) {
+  const auto& config = s.context->config();
+  const auto& limits = config.images.file_limits;
+  auto fail = [&](const ImageError& e) {
+    rejection = rejection_of(id, std::string(to_string(e.kind)),
+                             where + ": image " + path + ": " + e.message);
+    return std::nullopt;
+  };
+  auto bytes = members ? member_image(*members, path, limits)
+                       : read_image_file(config.source.image_root, path, limits);
+  if (!bytes) {
+    if (members && bytes.error().kind == ImageErrorKind::missing_file) {
+      rejection = rejection_of(id, "missing_member", where + ": " + bytes.error().message);
+      return std::nullopt;
+    }
+    return fail(bytes.error());
+  }
+  const auto header = s.header_reader.read_header(bytes.value());
+  if (!header) return fail(header.error());
+  LoadedImage image;
+  image.path = path;
+  image.width = header.value().width;
+  image.height = header.value().height;
+  image.bytes = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes).value());
+  return image;
+}
+
+// Reads and parses shard position `seq` with its images' headers: the record as record stages
+// see it, or (in `start`) the reason it cannot become a sample. A tar sample's members stay in
+// `members`.
+std::optional<RecordWork> read_parsed(ReaderState& s, std::uint64_t seq, SampleStart& start,
+                                      std::vector<TarMember>& members) {
   const auto& resources = s.context->resources();
   const SampleId id = s.context->shard()[seq];
   start.seq = seq;
@@ -84,10 +122,15 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
   auto record = resources.records->read(id);
   if (auto* rejected = std::get_if<RecordRejection>(&record)) {
     start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
-    return;
+    return std::nullopt;
   }
-  const auto& r = std::get<Record>(record);
-  const std::string where = r.where();
+  auto& r = std::get<Record>(record);
+  RecordWork work;
+  work.seq = seq;
+  auto& staged = work.record;
+  staged.id = id;
+  staged.where = r.where();
+  staged.source = source_of(resources.mix, id);
   const bool tar_sample = !r.key.empty();
   // A tar sample's image members are its images when its record names none.
   std::vector<std::string> member_images;
@@ -95,47 +138,81 @@ void read_record(ReaderState& s, std::uint64_t seq, SampleStart& start,
     for (const auto* member : implicit_images(r.members))
       member_images.push_back(member->extension);
   }
-  auto parsed = parse_record(r.text, where, member_images);
+  // Only record stages see the record's other fields.
+  auto parsed = parse_record(r.text, staged.where, member_images,
+                             resources.stages.record.empty() ? nullptr : &staged.fields);
   if (auto* rejected = std::get_if<RecordRejection>(&parsed)) {
     start.rejection = rejection_of(id, std::string(to_string(rejected->reason)), rejected->message);
-    return;
+    return std::nullopt;
   }
-  text.seq = seq;
-  text.id = id;
-  text.where = where;
-  text.conversation = std::move(std::get<Conversation>(parsed));
-  const auto& image_config = resources.config.images;
-  for (std::uint32_t i = 0; i < text.conversation.images.size(); ++i) {
-    const auto& path = text.conversation.images[i];
-    auto fail = [&](const ImageError& e) {
-      start.rejection = rejection_of(id, std::string(to_string(e.kind)),
-                                     where + ": image " + path + ": " + e.message);
-    };
-    auto bytes = tar_sample ? member_image(r.members, path, image_config.file_limits)
-                            : read_image_file(resources.config.source.image_root, path,
-                                              image_config.file_limits);
-    if (!bytes) {
-      if (tar_sample && bytes.error().kind == ImageErrorKind::missing_file) {
-        start.rejection = rejection_of(id, "missing_member", where + ": " + bytes.error().message);
-        return;
-      }
-      return fail(bytes.error());
+  auto& conversation = std::get<Conversation>(parsed);
+  staged.messages = std::move(conversation.messages);
+  for (const auto& path : conversation.images) {
+    auto image = load_image(s, id, staged.where, tar_sample ? &r.members : nullptr, path,
+                            start.rejection);
+    if (!image) return std::nullopt;
+    staged.images.push_back({path, image->width, image->height});
+    work.loaded.push_back(std::move(*image));
+  }
+  if (tar_sample) members = std::move(r.members);
+  return work;
+}
+
+// Turns a record (after its record stages) into its work items: its images sized to their
+// visual-token grids, read now if a stage named them, or the reason it cannot become a sample.
+void finalize(ReaderState& s, RecordWork& work, const std::vector<TarMember>* members,
+              SampleStart& start, std::vector<ImageTask>& images, TextTask& text) {
+  auto& record = work.record;
+  start.seq = work.seq;
+  start.id = record.id;
+  const auto location = s.context->resources().index->locate(record.id);
+  start.source_file = location.file;
+  start.line = location.line;
+  const auto& geometry = s.context->config().images.geometry;
+  text.seq = work.seq;
+  text.id = record.id;
+  text.where = record.where;
+  text.template_variables = std::move(record.template_variables);
+  for (std::uint32_t i = 0; i < record.images.size(); ++i) {
+    const auto& path = record.images[i].path;
+    auto loaded = std::find_if(work.loaded.begin(), work.loaded.end(),
+                               [&](const LoadedImage& image) { return image.path == path; });
+    if (loaded == work.loaded.end()) {
+      auto image = load_image(s, record.id, record.where, members, path, start.rejection);
+      if (!image) return;
+      work.loaded.push_back(std::move(*image));
+      loaded = std::prev(work.loaded.end());
     }
-    const auto header = s.header_reader.read_header(bytes.value());
-    if (!header) return fail(header.error());
-    const auto target =
-        smart_resize(header.value().height, header.value().width, image_config.geometry);
-    if (!target) return fail(target.error());
+    const auto target = smart_resize(loaded->height, loaded->width, geometry);
+    if (!target) {
+      start.rejection =
+          rejection_of(record.id, std::string(to_string(target.error().kind)),
+                       record.where + ": image " + path + ": " + target.error().message);
+      return;
+    }
     text.visual_tokens.push_back(target.value().grid.tokens);
     ImageTask image;
-    image.seq = seq;
-    image.id = id;
+    image.seq = work.seq;
+    image.id = record.id;
     image.image = i;
     image.path = path;
-    image.jpeg = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes).value());
+    image.jpeg = loaded->bytes;
     images.push_back(std::move(image));
+    text.conversation.images.push_back(path);
   }
+  text.conversation.messages = std::move(record.messages);
   start.parts = 1 + static_cast<std::uint32_t>(images.size());
+}
+
+// Sends the record's announcement to the joiner and queues its work for the pools.
+void hand_on(ReaderState& s, reader_actor::stateful_pointer<ReaderState> self, SampleStart start,
+             std::vector<ImageTask>& images, TextTask& text) {
+  // A record rejected part way (e.g. at its second image) has no work left to do.
+  if (!start.rejection) {
+    s.text_tasks.push_back(std::move(text));
+    for (auto& image : images) s.image_tasks.push_back(std::move(image));
+  }
+  self->send(s.context->wiring().joiner, std::move(start));
 }
 
 void dispatch(reader_actor::stateful_pointer<ReaderState> self) {
@@ -198,25 +275,48 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
       [=](read_atom) {
         auto& s = self->state;
         s.reading = false;
-        const auto& joiner = s.context->wiring().joiner;
+        const auto& record_stages = s.context->wiring().record_stages;
         for (int n = 0; n < kRecordsPerTurn && can_read(s); ++n) {
           StageTimer timer(s.context->stats().reader);
           SampleStart start;
           std::vector<ImageTask> images;
           TextTask text;
-          read_record(s, s.next_seq++, start, images, text);
+          std::vector<TarMember> members;
+          auto work = read_parsed(s, s.next_seq++, start, members);
           --s.credits;
           s.context->stats().records_read.fetch_add(1, std::memory_order_relaxed);
-          // A record rejected part way (e.g. at its second image) has no work left to do.
-          if (!start.rejection) {
-            s.text_tasks.push_back(std::move(text));
-            for (auto& image : images) s.image_tasks.push_back(std::move(image));
+          if (work && !record_stages.empty()) {
+            if (!members.empty()) s.staged_members.emplace(work->seq, std::move(members));
+            self->send(record_stages.front().dispatcher, std::move(*work));
+            continue;
           }
-          self->send(joiner, std::move(start));
+          if (work) finalize(s, *work, members.empty() ? nullptr : &members, start, images, text);
+          hand_on(s, self, std::move(start), images, text);
         }
         credits_changed(s);
         dispatch(self);
         keep_reading(self);
+      },
+      [=](RecordWork& work) {
+        auto& s = self->state;
+        StageTimer timer(s.context->stats().reader, 0);
+        SampleStart start;
+        std::vector<ImageTask> images;
+        TextTask text;
+        std::vector<TarMember> members;
+        if (const auto kept = s.staged_members.find(work.seq); kept != s.staged_members.end()) {
+          members = std::move(kept->second);
+          s.staged_members.erase(kept);
+        }
+        if (work.rejection) {
+          start.seq = work.seq;
+          start.id = work.record.id;
+          start.rejection = std::move(work.rejection);
+        } else {
+          finalize(s, work, members.empty() ? nullptr : &members, start, images, text);
+        }
+        hand_on(s, self, std::move(start), images, text);
+        dispatch(self);
       },
       [=](text_demand_atom, const tokenizer_worker_actor& worker) {
         self->state.idle_tokenizers.push_back(worker);

@@ -15,7 +15,8 @@ constexpr int kOutstandingDemands = 2;
 TextDone tokenize(const EpochContext& context, const TextTask& task) {
   TextDone done;
   done.seq = task.seq;
-  auto result = context.resources().tokenizer->tokenize(task.conversation, task.visual_tokens);
+  auto result = context.resources().tokenizer->tokenize(task.conversation, task.visual_tokens,
+                                                        task.template_variables);
   if (auto* error = std::get_if<TokenizeError>(&result)) {
     done.rejection = Rejection{task.id, std::string(to_string(error->reason)),
                                task.where + ": " + error->message};

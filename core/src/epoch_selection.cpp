@@ -51,4 +51,11 @@ SampleId EpochSelection::operator[](std::uint64_t position) const {
   return chunk->first_id + (chunk->permutation ? (*chunk->permutation)(at) : at);
 }
 
+std::uint32_t source_of(std::span<const MixedSource> sources, SampleId id) {
+  const auto after = std::upper_bound(
+      sources.begin(), sources.end(), id,
+      [](SampleId value, const MixedSource& source) { return value < source.first_id; });
+  return after == sources.begin() ? 0 : static_cast<std::uint32_t>(after - sources.begin() - 1);
+}
+
 }  // namespace odbatch

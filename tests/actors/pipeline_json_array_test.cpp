@@ -53,7 +53,9 @@ std::filesystem::path require_json_array() {
 }
 
 using Epoch = test::EpochRun;
-constexpr auto run_epoch = test::run_single_rank_epoch;
+test::EpochRun run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger) {
+  return test::run_single_rank_epoch(config, ledger);
+}
 
 void write_jsonl(const std::filesystem::path& file, std::span<const std::string> lines) {
   std::ofstream out(file, std::ios::binary);

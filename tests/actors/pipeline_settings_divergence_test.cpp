@@ -66,6 +66,37 @@ struct Fixture {
   }
 };
 
+class PassRecord : public RecordStage {
+ public:
+  StageVerdict process(StageRecord&, StageContext&) override { return keep(); }
+};
+class PassSample : public SampleStage {
+ public:
+  StageVerdict process(StageSample&, StageContext&) override { return keep(); }
+};
+
+// Stage types every rank registers: two versions of a record stage and a sample stage, all
+// keeping every record.
+StageRegistry pass_stages() {
+  StageRegistry registry;
+  for (const auto& [type, version] : {std::pair{"pass", "1"}, std::pair{"pass_v2", "2"}})
+    registry.add_record_stage(type, version, [](const StageParams&) {
+      return std::make_unique<PassRecord>();
+    });
+  registry.add_sample_stage("pass_sample", "1", [](const StageParams&) {
+    return std::make_unique<PassSample>();
+  });
+  return registry;
+}
+
+// One [[stage]] named "a" of type pass.
+void add_pass_stage(PipelineConfig& c, const Fixture&) {
+  StageConfig stage;
+  stage.name = "a";
+  stage.type = "pass";
+  c.stages = {stage};
+}
+
 // Runs one epoch on every rank, rank kOddRank with `odd`; returns each rank's error ("" if none).
 std::vector<std::string> run_ranks(const PipelineConfig& config, const PipelineConfig& odd) {
   const auto group = InprocGroup::create(kWorld);
@@ -74,7 +105,10 @@ std::vector<std::string> run_ranks(const PipelineConfig& config, const PipelineC
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     threads.emplace_back([&, rank] {
       try {
-        Pipeline pipeline(rank == kOddRank ? odd : config, DistEnv::inproc(group, rank, kWorld));
+        PipelineOptions options;
+        options.stages = pass_stages();
+        Pipeline pipeline(rank == kOddRank ? odd : config, DistEnv::inproc(group, rank, kWorld),
+                          std::move(options));
         pipeline.start_epoch(0);
         test::drain(pipeline);
       } catch (const std::exception& e) {
@@ -228,6 +262,21 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
       {"pipeline.layout", "pipeline.layout",
        [](C& c, const F&) { c.flow.layout = BatchLayout::packed; }},
       {"pipeline.pad_id", "pipeline.pad_id", [](C& c, const F&) { c.flow.pad_id = 3; }},
+      // A stage is one setting, named after it: a renamed stage is one missing, and the rest
+      // (its kind, type and its version, the entry's version, the params) its value.
+      {"stage.name", "stage.a", [](C& c, const F&) { c.stages[0].name = "b"; }, add_pass_stage},
+      {"stage.kind", "stage.a",
+       [](C& c, const F&) {
+         c.stages[0].kind = StageKind::sample;
+         c.stages[0].type = "pass_sample";
+       },
+       add_pass_stage},
+      {"stage.type", "stage.a", [](C& c, const F&) { c.stages[0].type = "pass_v2"; },
+       add_pass_stage},
+      {"stage.version", "stage.a", [](C& c, const F&) { c.stages[0].version = "2"; },
+       add_pass_stage},
+      {"stage.params", "stage.a",
+       [](C& c, const F&) { c.stages[0].params.set("p", 0.5); }, add_pass_stage},
   };
 }
 
@@ -292,6 +341,20 @@ TEST_CASE("ranks that differ only in rank-local keys and file locations run the 
   odd.flow.worker_jitter_us = 200;
   odd.flow.round_timeout = std::chrono::seconds(20);
   odd.distributed.flight_recorder_rounds = 4;
+  const auto errors = run_ranks(config, odd);
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
+    CAPTURE(rank);
+    CHECK(errors[rank] == "");
+  }
+}
+
+TEST_CASE("ranks whose stages differ only in workers and declared reasons run together") {
+  const Fixture fixture;
+  auto config = fixture.config();
+  add_pass_stage(config, fixture);
+  auto odd = config;
+  odd.stages[0].workers = 3;
+  odd.stages[0].reasons = {"declared_here"};
   const auto errors = run_ranks(config, odd);
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);

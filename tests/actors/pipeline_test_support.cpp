@@ -265,8 +265,9 @@ std::vector<std::uint64_t> batch_digests(const std::vector<std::shared_ptr<const
 }
 
 EpochRun run_single_rank_epoch(const PipelineConfig& config,
-                               const std::filesystem::path& ledger_file) {
-  Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
+                               const std::filesystem::path& ledger_file, PipelineOptions options) {
+  options.ledger = ledger_file;
+  Pipeline pipeline(config, DistEnv::single(), std::move(options));
   pipeline.start_epoch(0);
   EpochRun run;
   run.batches = drain(pipeline);

@@ -83,7 +83,8 @@ struct EpochRun {
   LedgerContents ledger;
 };
 EpochRun run_single_rank_epoch(const PipelineConfig& config,
-                               const std::filesystem::path& ledger_file);
+                               const std::filesystem::path& ledger_file,
+                               PipelineOptions options = {});
 
 // The tar shards in `dir` that the source.webdataset fixture writes, sorted by name; fails the
 // test when there are fewer than two.

@@ -24,7 +24,9 @@ namespace {
 const std::filesystem::path kShardDir = ODBATCH_WEBDATASET_DIR;
 
 using Epoch = test::EpochRun;
-constexpr auto run_epoch = test::run_single_rank_epoch;
+test::EpochRun run_epoch(const PipelineConfig& config, const std::filesystem::path& ledger) {
+  return test::run_single_rank_epoch(config, ledger);
+}
 
 std::vector<std::filesystem::path> shards() {
   return test::webdataset_shards(kShardDir);

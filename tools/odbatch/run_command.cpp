@@ -125,6 +125,8 @@ Report summary_json(const StatsSnapshot& s, std::uint64_t steps_taken, double wa
   Report rejected = Report::object();
   for (const auto& [reason, count] : s.rejected_by_reason) rejected[reason] = count;
   const std::uint64_t real_batches = s.batches - s.idle_batches;
+  Report stages = Report::object();
+  for (const auto& [name, stage] : s.named_stages()) stages[std::string(name)] = stage_json(*stage);
   Report summary = command_report("run");
   summary.update(
       Report{{"wall_seconds", wall_seconds},
@@ -145,15 +147,7 @@ Report summary_json(const StatsSnapshot& s, std::uint64_t steps_taken, double wa
              {"tokens_per_second", ratio(real(s.tokens), wall_seconds)},
              {"seconds_to_first_batch", s.seconds_to_first_batch},
              {"trainer_wait_seconds", s.trainer_wait_seconds},
-             {"stages",
-              {{"reader", stage_json(s.reader)},
-               {"tokenizer", stage_json(s.tokenizer)},
-               {"image_decoder", stage_json(s.image_decoder)},
-               {"joiner", stage_json(s.joiner)},
-               {"packer", stage_json(s.packer)},
-               {"aligner", stage_json(s.aligner)},
-               {"coordinator", stage_json(s.coordinator)},
-               {"emitter", stage_json(s.emitter)}}}});
+             {"stages", stages}});
   return summary;
 }
 

@@ -97,6 +97,7 @@ void validate(const PipelineConfig& c) {
   if (c.flow.round_timeout.count() <= 0)
     throw ConfigError("pipeline.round_timeout_ms", "must be positive");
   validate_in(c.batching, "batching");
+  validate_stages(c.stages);
   // A group formed under a packed budget (sum of lengths <= token_budget) collated as padded
   // rows takes rows x longest tokens: many times the budget the batch was meant to fit.
   if (c.batching.budget_mode == BudgetMode::packed && c.flow.layout == BatchLayout::padded)

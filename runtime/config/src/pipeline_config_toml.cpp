@@ -15,6 +15,7 @@
 #include "odbatch/config/batching_settings.hpp"
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "stage_config_toml.hpp"
 #include "toml_document.hpp"
 
 namespace odbatch {
@@ -443,11 +444,15 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
   };
   for (const auto& [name, node] : root) {
     if (name.str() == "batching") continue;
+    if (name.str() == "stage") {
+      config.stages = stage_configs_from_toml(node, source, base_dir);
+      continue;
+    }
     const auto setters = tables.find(name.str());
     if (setters == tables.end() || name.str().find('.') != std::string_view::npos)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
                             "unknown table (expected source, tokenizer, images, batching, "
-                            "pipeline, distributed or metrics)");
+                            "pipeline, distributed or metrics, or [[stage]] entries)");
     const auto* table = node.as_table();
     if (!table)
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
@@ -473,6 +478,8 @@ std::vector<std::string> pipeline_config_keys() {
   for (const auto& [table, setters] : table_setters({}))
     for (const auto& [key, setter] : setters) keys.push_back(table + "." + key);
   for (const auto name : batching_setting_names()) keys.push_back("batching." + std::string(name));
+  for (const auto* key : {"name", "kind", "type", "plugin", "workers", "version", "reasons", "params"})
+    keys.push_back("stage." + std::string(key));
   return keys;
 }
 

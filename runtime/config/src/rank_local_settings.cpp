@@ -50,6 +50,13 @@ constexpr std::array kRankLocalKeys{
     RankLocalKey{"metrics.enabled", "each rank's own monitoring endpoint"},
     RankLocalKey{"metrics.address", "each rank's own monitoring endpoint"},
     RankLocalKey{"metrics.port", "each rank's own monitoring endpoint"},
+    RankLocalKey{"stage.workers", kTiming},
+    RankLocalKey{"stage.plugin",
+                 "a path that may differ between machines; the stage's type, its version and "
+                 "parameters are compared"},
+    RankLocalKey{"stage.reasons",
+                 "which reasons are exported at 0 before any occurs; what a stage rejects is "
+                 "decided by its type, version and parameters, which are compared"},
 };
 
 }  // namespace

@@ -34,21 +34,36 @@ std::uint64_t thread_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::array<std::pair<std::string_view, const StageSnapshot*>, 8> StatsSnapshot::named_stages()
+std::vector<std::pair<std::string_view, const StageSnapshot*>> StatsSnapshot::named_stages()
     const {
-  return {{{"reader", &reader},
-           {"tokenizer", &tokenizer},
-           {"image_decoder", &image_decoder},
-           {"joiner", &joiner},
-           {"packer", &packer},
-           {"aligner", &aligner},
-           {"coordinator", &coordinator},
-           {"emitter", &emitter}}};
+  std::vector<std::pair<std::string_view, const StageSnapshot*>> stages{{"reader", &reader}};
+  for (const auto& user : user_stages)
+    if (user.record_stage) stages.emplace_back(user.name, &user.work);
+  stages.insert(stages.end(),
+                {{"tokenizer", &tokenizer}, {"image_decoder", &image_decoder}, {"joiner", &joiner}});
+  for (const auto& user : user_stages)
+    if (!user.record_stage) stages.emplace_back(user.name, &user.work);
+  stages.insert(stages.end(), {{"packer", &packer},
+                               {"aligner", &aligner},
+                               {"coordinator", &coordinator},
+                               {"emitter", &emitter}});
+  return stages;
 }
 
-std::array<std::pair<std::string_view, const QueueSnapshot*>, 2> StatsSnapshot::named_queues()
+std::vector<std::pair<std::string_view, const QueueSnapshot*>> StatsSnapshot::named_queues()
     const {
-  return {{{"reader_in_flight", &reader_in_flight}, {"batch_queue", &batch_queue}}};
+  std::vector<std::pair<std::string_view, const QueueSnapshot*>> queues{
+      {"reader_in_flight", &reader_in_flight}};
+  for (const auto& user : user_stages) queues.emplace_back(user.name, &user.queue);
+  queues.emplace_back("batch_queue", &batch_queue);
+  return queues;
+}
+
+UserStageCounters& PipelineStats::add_user_stage(std::string name, bool record_stage) {
+  auto& added = user_stages_.emplace_back();
+  added.name = std::move(name);
+  added.record_stage = record_stage;
+  return added;
 }
 
 void PipelineStats::mark_started() {
@@ -83,6 +98,9 @@ StatsSnapshot PipelineStats::snapshot() const {
   s.emitter = snapshot_of(emitter);
   s.reader_in_flight = snapshot_of(reader_in_flight);
   s.batch_queue = snapshot_of(batch_queue);
+  for (const auto& user : user_stages_)
+    s.user_stages.push_back(
+        {user.name, user.record_stage, snapshot_of(user.work), snapshot_of(user.queue)});
   s.round_latency = round_latency.snapshot();
   if (const auto started = started_ns_.load(); started != 0)
     s.wall_seconds = static_cast<double>(steady_ns() - started) * 1e-9;

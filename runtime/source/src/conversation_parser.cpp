@@ -359,7 +359,16 @@ json parse_within_limits(std::string_view record) {
   return json::parse(record.begin(), record.end(), check_limits);
 }
 
-Conversation parse_document(std::string_view record, std::span<const std::string> default_images) {
+// The record's keys other than those the formats read, with their values as JSON text.
+void collect_other_fields(const json& document, std::map<std::string, std::string>& fields) {
+  for (const auto& [key, value] : document.items()) {
+    if (key == "conversations" || key == "messages" || key == "image" || key == "images") continue;
+    fields[key] = value.dump();
+  }
+}
+
+Conversation parse_document(std::string_view record, std::span<const std::string> default_images,
+                            std::map<std::string, std::string>* other_fields) {
   const json document = parse_within_limits(record);
   if (!document.is_object()) {
     reject(RecordRejectReason::not_an_object,
@@ -379,13 +388,15 @@ Conversation parse_document(std::string_view record, std::span<const std::string
     conversation.images.assign(default_images.begin(), default_images.end());
   }
   apply_shared_rules(conversation, sharegpt ? "conversations" : "messages");
+  if (other_fields) collect_other_fields(document, *other_fields);
   return conversation;
 }
 
 }  // namespace
 
 std::variant<Conversation, RecordRejection> parse_conversation(
-    std::string_view record, std::string_view where, std::span<const std::string> default_images) {
+    std::string_view record, std::string_view where, std::span<const std::string> default_images,
+    std::map<std::string, std::string>* other_fields) {
   const auto rejection = [&](RecordRejectReason reason, const std::string& problem) {
     return RecordRejection{reason, std::string(where) + ": " + problem};
   };
@@ -397,7 +408,7 @@ std::variant<Conversation, RecordRejection> parse_conversation(
   // Whatever a record holds, it is rejected, never thrown: an exception here would end the
   // epoch (and, through the abort, every rank's) for one bad line.
   try {
-    return parse_document(record, default_images);
+    return parse_document(record, default_images, other_fields);
   } catch (const Rejected& rejected) {
     return rejection(rejected.reason, rejected.problem);
   } catch (const OverJsonLimit& over) {
@@ -412,6 +423,41 @@ std::variant<Conversation, RecordRejection> parse_conversation(
     return rejection(RecordRejectReason::malformed_json,
                      std::string("cannot parse: ") + error.what());
   }
+}
+
+std::optional<RecordRejection> conversation_problem(std::span<const Message> messages,
+                                                    std::span<const std::string> images) {
+  try {
+    for (std::size_t i = 0; i < images.size(); ++i)
+      checked_image_path(images[i], element_where("images", i));
+    std::size_t placeholders = 0;
+    bool has_assistant = false;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const Message& message = messages[i];
+      const std::size_t count = count_placeholders(message.content);
+      if (count != 0 && message.role != Role::user)
+        reject(RecordRejectReason::placeholder_mismatch,
+               element_where("messages", i) + ": `<image>` placeholder in " +
+                   (message.role == Role::system ? "a system" : "an assistant") +
+                   " message (images are user input)");
+      if (message.role != Role::system && is_blank(message.content))
+        reject(RecordRejectReason::empty_content,
+               element_where("messages", i) + ": " +
+                   (message.role == Role::user ? "user" : "assistant") + " message is empty");
+      placeholders += count;
+      has_assistant |= message.role == Role::assistant;
+    }
+    if (!has_assistant)
+      reject(RecordRejectReason::no_assistant_turn, "messages: no assistant message (nothing to supervise)");
+    // Images are never placed here: the placeholders must already match them, even at zero.
+    if (placeholders != images.size())
+      reject(RecordRejectReason::placeholder_mismatch,
+             "messages: " + counted(placeholders, "`<image>` placeholder") + " for " +
+                 counted(images.size(), "image"));
+  } catch (const Rejected& rejected) {
+    return RecordRejection{rejected.reason, rejected.problem};
+  }
+  return std::nullopt;
 }
 
 }  // namespace odbatch

@@ -322,10 +322,16 @@ TokenizeResult ChatTokenizer::render_preset(
   return builder.finish();
 }
 
-TokenizeResult ChatTokenizer::tokenize(
-    const Conversation& conversation,
-    std::span<const std::uint32_t> visual_tokens_per_image) const {
+TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
+                                       std::span<const std::uint32_t> visual_tokens_per_image,
+                                       const TemplateVariables& variables) const {
   const TokenizerOptions& configured = impl_->options;
+  if (!variables.empty() && !impl_->jinja)
+    return TokenizeError{TokenizeErrorReason::template_refused,
+                         "template variable " + variables.begin()->first +
+                             " was set, but the " + std::string(to_string(configured.chat_template)) +
+                             " preset over a sentencepiece model takes no variables (use "
+                             "tokenizer.template = \"jinja\")"};
   if (conversation.messages.empty())
     return TokenizeError{TokenizeErrorReason::unsupported_roles,
                          "the conversation has no messages"};
@@ -336,7 +342,8 @@ TokenizeResult ChatTokenizer::tokenize(
                              " visual token counts were given"};
 
   TokenizeResult result = impl_->jinja
-                              ? impl_->jinja->tokenize(conversation, visual_tokens_per_image)
+                              ? impl_->jinja->tokenize(conversation, visual_tokens_per_image,
+                                                       variables)
                               : render_preset(conversation, visual_tokens_per_image);
   auto* sample = std::get_if<TokenizedSample>(&result);
   if (!sample) return result;

@@ -143,12 +143,15 @@ std::variant<std::vector<jinja::Value>, TokenizeError> JinjaChatEncoder::templat
 }
 
 std::variant<SupervisedRendering, TokenizeError> JinjaChatEncoder::render(
-    const Conversation& conversation) const {
+    const Conversation& conversation, const std::map<std::string, std::string>& extra) const {
   auto messages = template_messages(conversation);
   if (auto* error = std::get_if<TokenizeError>(&messages)) return std::move(*error);
   const auto& values = std::get<std::vector<jinja::Value>>(messages);
   try {
-    return render_supervised(template_, variables_, values, render_options_);
+    if (extra.empty()) return render_supervised(template_, variables_, values, render_options_);
+    jinja::Dict variables = variables_;
+    for (const auto& [name, value] : extra) variables.set(name, jinja::Value(value));
+    return render_supervised(template_, variables, values, render_options_);
   } catch (const jinja::JinjaError& error) {
     return TokenizeError{TokenizeErrorReason::template_refused,
                          "the chat template refused the conversation: " + error.message() +
@@ -164,14 +167,14 @@ std::variant<SupervisedRendering, TokenizeError> JinjaChatEncoder::render(
   }
 }
 
-TokenizeResult JinjaChatEncoder::tokenize(
-    const Conversation& conversation,
-    std::span<const std::uint32_t> visual_tokens_per_image) const {
+TokenizeResult JinjaChatEncoder::tokenize(const Conversation& conversation,
+                                          std::span<const std::uint32_t> visual_tokens_per_image,
+                                          const std::map<std::string, std::string>& extra) const {
   if (!conversation.images.empty() && !image_id_)
     return TokenizeError{TokenizeErrorReason::image_mismatch,
                          "the conversation has images but image_piece '" + options_.image_piece +
                              "' is not a single token of the tokenizer"};
-  auto rendered = render(conversation);
+  auto rendered = render(conversation, extra);
   if (auto* error = std::get_if<TokenizeError>(&rendered)) return std::move(*error);
   const SupervisedRendering& rendering = std::get<SupervisedRendering>(rendered);
 

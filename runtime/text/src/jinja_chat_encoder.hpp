@@ -6,6 +6,7 @@
 // token the template wrote becomes the image's visual tokens. Private to ChatTokenizer;
 // docs/chat-templates.md is its specification.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,10 +32,13 @@ class JinjaChatEncoder {
 
   // input_ids, labels and image spans, cut to max_seq_len (truncated set); the caller checks
   // that there is a visual token count per image, and applies over_length and zero_labels.
+  // `extra` are further variables for this conversation (ChatTokenizer's TemplateVariables).
   TokenizeResult tokenize(const Conversation& conversation,
-                          std::span<const std::uint32_t> visual_tokens_per_image) const;
+                          std::span<const std::uint32_t> visual_tokens_per_image,
+                          const std::map<std::string, std::string>& extra = {}) const;
   // The template's text and supervised ranges, or the error tokenize would give.
-  std::variant<SupervisedRendering, TokenizeError> render(const Conversation& conversation) const;
+  std::variant<SupervisedRendering, TokenizeError> render(
+      const Conversation& conversation, const std::map<std::string, std::string>& extra = {}) const;
 
   const TextTokenizer& tokenizer() const { return *tokenizer_; }
 

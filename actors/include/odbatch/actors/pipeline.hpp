@@ -24,6 +24,7 @@
 #include "odbatch/core/checkpoint.hpp"
 #include "odbatch/dist/collective_factory.hpp"
 #include "odbatch/metrics/pipeline_stats.hpp"
+#include "odbatch/stage/stage_registry.hpp"
 
 namespace odbatch {
 
@@ -38,6 +39,9 @@ struct PipelineOptions {
   // Makes this rank's round collective (e.g. wrapping it to inject a fault, in tests); empty:
   // make_round_collective.
   CollectiveFactory collective = nullptr;
+  // Stage types the pipeline file's [[stage]] entries without a plugin name by `type` (or by
+  // name): the program's own stages (docs/stages.md).
+  StageRegistry stages = StageRegistry();
 };
 
 // What next_batch() throws when the epoch failed: the reason (naming this rank and the epoch) and

@@ -25,6 +25,10 @@ struct MixedSource {
   friend bool operator==(const MixedSource&, const MixedSource&) = default;
 };
 
+// The index of the source that holds `id`: the last whose first_id is at most id (0 when there
+// are no sources, where every record is source.files').
+std::uint32_t source_of(std::span<const MixedSource> sources, SampleId id);
+
 class EpochSelection {
  public:
   // Throws std::invalid_argument when a source's epochs_per_pass is 0.

@@ -4,6 +4,7 @@
 // as shared pointers: every actor lives in one process, so samples are never copied between
 // stages.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "odbatch/core/step_info.hpp"
 #include "odbatch/proto_msgs/decoded_image.hpp"
 #include "odbatch/proto_msgs/sample_payload.hpp"
+#include "odbatch/proto_msgs/stage_record.hpp"
 
 namespace odbatch {
 
@@ -36,6 +38,33 @@ struct TextTask {
   std::string where;  // "file:line"
   Conversation conversation;
   std::vector<std::uint32_t> visual_tokens;  // per image
+  std::map<std::string, std::string> template_variables;  // set by record stages
+};
+
+// An image file a record names, read before the record stages: its bytes and its header's size.
+struct LoadedImage {
+  std::string path;
+  std::shared_ptr<const std::vector<std::uint8_t>> bytes;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
+
+// A record on its way through the record stages, from the reader back to the reader; once
+// rejected it skips the stages left.
+struct RecordWork {
+  std::uint64_t seq = 0;
+  StageRecord record;
+  std::vector<LoadedImage> loaded;  // the images the record named when it was read
+  std::optional<Rejection> rejection;
+};
+
+// A complete sample on its way through the sample stages, from the joiner back to the joiner;
+// once rejected it skips the stages left.
+struct SampleWork {
+  std::uint64_t seq = 0;
+  std::uint32_t source = 0;  // 0: source.files; i: the i-th [[source.mix]] entry
+  std::shared_ptr<SamplePayload> sample;  // null once rejected
+  std::optional<Rejection> rejection;
 };
 
 struct ImageTask {

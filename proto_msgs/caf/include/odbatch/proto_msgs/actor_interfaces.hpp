@@ -28,6 +28,7 @@ using propose_atom = caf::atom_constant<caf::atom("propose")>;
 using round_end_atom = caf::atom_constant<caf::atom("roundend")>;
 using emitted_atom = caf::atom_constant<caf::atom("emitted")>;
 using epoch_end_atom = caf::atom_constant<caf::atom("epochend")>;
+using stage_demand_atom = caf::atom_constant<caf::atom("sdemand")>;
 
 // Tokenizer worker: starts asking the reader for text work; tokenizes each task for the joiner.
 using tokenizer_worker_actor =
@@ -37,18 +38,41 @@ using tokenizer_worker_actor =
 using image_decoder_worker_actor =
     caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<ImageTask>>;
 
+// Where a record or a sample goes next on its way through the user stages: the next stage's
+// dispatcher, or back to the reader (records) or the joiner (samples) after the last.
+using record_work_sink = caf::typed_actor<caf::reacts_to<RecordWork>>;
+using sample_work_sink = caf::typed_actor<caf::reacts_to<SampleWork>>;
+
+// A user stage's worker: starts asking its dispatcher for work; runs the stage on each item and
+// sends it on.
+using record_stage_worker_actor =
+    caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<RecordWork>>;
+using sample_stage_worker_actor =
+    caf::typed_actor<caf::reacts_to<start_atom>, caf::reacts_to<SampleWork>>;
+
+// A user stage's dispatcher: queues the items sent to the stage and hands each to a worker that
+// asked for one.
+using record_stage_dispatcher_actor =
+    caf::typed_actor<caf::reacts_to<RecordWork>,
+                     caf::reacts_to<stage_demand_atom, record_stage_worker_actor>>;
+using sample_stage_dispatcher_actor =
+    caf::typed_actor<caf::reacts_to<SampleWork>,
+                     caf::reacts_to<stage_demand_atom, sample_stage_worker_actor>>;
+
 // Reader: reads on (a message to itself), hands work to the worker that asks for it, and reads
-// as far as the credits the joiner returns allow.
+// as far as the credits the joiner returns allow; records back from the record stages.
 using reader_actor = caf::typed_actor<caf::reacts_to<read_atom>,
                                       caf::reacts_to<text_demand_atom, tokenizer_worker_actor>,
                                       caf::reacts_to<image_demand_atom, image_decoder_worker_actor>,
-                                      caf::reacts_to<credit_atom, std::uint32_t>>;
+                                      caf::reacts_to<credit_atom, std::uint32_t>,
+                                      caf::reacts_to<RecordWork>>;
 
-// Joiner: the reader's announcements and the workers' parts; the packer's wish for `n` more
-// accepted samples.
+// Joiner: the reader's announcements and the workers' parts; samples back from the sample
+// stages; the packer's wish for `n` more accepted samples.
 using joiner_actor =
     caf::typed_actor<caf::reacts_to<SampleStart>, caf::reacts_to<TextDone>,
-                     caf::reacts_to<ImageDone>, caf::reacts_to<want_atom, std::uint32_t>>;
+                     caf::reacts_to<ImageDone>, caf::reacts_to<SampleWork>,
+                     caf::reacts_to<want_atom, std::uint32_t>>;
 
 // Packer: starts the epoch's admission, opens round k, and screens each sample the joiner
 // releases.
@@ -84,6 +108,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::ImageTask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::TextDone)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::ImageDone)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::Joined)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::RecordWork)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::SampleWork)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::StepWork)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::Proposal)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(odbatch::RoundPlan)

@@ -1,7 +1,7 @@
 #pragma once
 // The whole pipeline's configuration: its stages (an actor graph: reader, tokenizer pool, image
-// decoder pool, joiner, packer, aligner, coordinator, emitter), their pool sizes and capacities,
-// and every stage's options. Loaded from a TOML file (docs/pipeline-toml.md) or built in code.
+// decoder pool, joiner, packer, aligner, coordinator, emitter, and the user's record and sample
+// stages), their pool sizes and capacities, and every stage's options. Loaded from a TOML file (docs/pipeline-toml.md) or built in code.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "odbatch/batch/batch.hpp"
+#include "odbatch/config/stage_config.hpp"
 #include "odbatch/core/config.hpp"
 #include "odbatch/core/epoch_selection.hpp"
 #include "odbatch/dist/distributed_config.hpp"
@@ -121,9 +122,11 @@ struct PipelineConfig {
   FlowConfig flow;
   DistributedConfig distributed;  // ranks that are processes
   MetricsConfig metrics;
+  // User stages ([[stage]]), in the order each kind's stages run (docs/stages.md).
+  std::vector<StageConfig> stages;
 
   // Reads a TOML file: tables [source], [tokenizer], [images], [batching], [pipeline],
-  // [distributed], [metrics]. Relative
+  // [distributed], [metrics] and [[stage]] entries. Relative
   // paths are relative to the file's directory. Throws ConfigFileError naming file, line and key.
   static PipelineConfig from_toml_file(const std::filesystem::path& file);
   static PipelineConfig from_toml(std::string_view document, std::string_view source,

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "odbatch/metrics/metrics_latency_histogram.hpp"
 
@@ -46,6 +48,15 @@ struct QueueSnapshot {
   std::uint64_t capacity = 0;
 };
 
+// A user stage ([[stage]]) as the stats know it: its name, where it runs (record stages before
+// tokenization, sample stages before the packer), its work and the queue of its pool.
+struct UserStageSnapshot {
+  std::string name;
+  bool record_stage = true;
+  StageSnapshot work;
+  QueueSnapshot queue;
+};
+
 struct StatsSnapshot {
   std::uint64_t records_read = 0;
   std::uint64_t samples_emitted = 0;
@@ -63,6 +74,7 @@ struct StatsSnapshot {
   // Wall time since the pipeline's first start_epoch (0 before it): what the rates divide by.
   double wall_seconds = 0.0;
   StageSnapshot reader, tokenizer, image_decoder, joiner, packer, aligner, coordinator, emitter;
+  std::vector<UserStageSnapshot> user_stages;  // in the order each kind runs them
   // Samples the reader has read that the joiner has not released yet (the reader's credits:
   // pipeline.reader_capacity + lookahead), and batches waiting for the trainer (prefetch).
   QueueSnapshot reader_in_flight, batch_queue;
@@ -79,9 +91,18 @@ struct StatsSnapshot {
     return wall_seconds > 0 ? static_cast<double>(tokens) / wall_seconds : 0.0;
   }
 
-  // The stages and the queues in pipeline order, with the names reports give them.
-  std::array<std::pair<std::string_view, const StageSnapshot*>, 8> named_stages() const;
-  std::array<std::pair<std::string_view, const QueueSnapshot*>, 2> named_queues() const;
+  // The stages and the queues in pipeline order, with the names reports give them: record stages
+  // after the reader, sample stages after the joiner (which hands them complete samples); a user
+  // stage's queue is named after it.
+  std::vector<std::pair<std::string_view, const StageSnapshot*>> named_stages() const;
+  std::vector<std::pair<std::string_view, const QueueSnapshot*>> named_queues() const;
+};
+
+struct UserStageCounters {
+  std::string name;
+  bool record_stage = true;
+  StageCounters work;
+  QueueGauge queue;  // items waiting for one of the stage's workers
 };
 
 class PipelineStats {
@@ -103,6 +124,10 @@ class PipelineStats {
   // The wall clock of the rates starts at the first call; later calls change nothing.
   void mark_started();
 
+  // Adds a user stage's counters, before the pipeline runs; they live as long as the stats.
+  UserStageCounters& add_user_stage(std::string name, bool record_stage);
+  UserStageCounters& user_stage(std::size_t index) { return user_stages_[index]; }
+
   void count_rejection(const std::string& reason) {
     std::lock_guard lock(mutex_);
     ++rejected_[reason];
@@ -114,6 +139,7 @@ class PipelineStats {
   std::atomic<std::int64_t> started_ns_{0};  // steady clock, since its epoch; 0: not started
   mutable std::mutex mutex_;
   std::map<std::string, std::uint64_t> rejected_;
+  std::deque<UserStageCounters> user_stages_;  // a deque: counters never move
 };
 
 // CPU time of the calling thread, in nanoseconds.

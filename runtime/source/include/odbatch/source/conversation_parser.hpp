@@ -25,6 +25,8 @@
 // input) and exactly one per image; image paths non-empty, relative to the dataset's image root
 // without leaving it through "..", and not URLs. Image files themselves are checked later, by the
 // decoder.
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,8 +41,17 @@ namespace odbatch {
 // `where` (the record's location, e.g. "train.jsonl:12") and names the offending key.
 // `default_images` are the record's images when it names none itself: those its container holds
 // (a WebDataset sample's image members); the rules above then apply to them as to named ones.
+// With `other_fields`, the record's other top-level keys are put there, each value as its JSON
+// text (what record stages see).
 std::variant<Conversation, RecordRejection> parse_conversation(
     std::string_view record, std::string_view where,
-    std::span<const std::string> default_images = {});
+    std::span<const std::string> default_images = {},
+    std::map<std::string, std::string>* other_fields = nullptr);
+
+// The first of the rules above that messages and image paths break (a record stage's result),
+// its message naming the offending message or image without a location; nullopt when they keep
+// them all. Images are never placed: the placeholders must already match them.
+std::optional<RecordRejection> conversation_problem(std::span<const Message> messages,
+                                                    std::span<const std::string> images);
 
 }  // namespace odbatch

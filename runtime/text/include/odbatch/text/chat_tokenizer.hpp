@@ -3,6 +3,7 @@
 // template. docs/tokenization.md describes the templates, supervision and truncation exactly.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,6 +43,9 @@ std::string read_tokenizer_model_file(const std::filesystem::path& model);
 // tokenizer encodes whole, with supervision found by rendering (supervised_rendering.hpp).
 // Thread-safe: tokenize() is const and touches no shared mutable state, so a pool of workers may
 // share one tokenizer.
+// Variables a record's template sees beside its messages and the special tokens, by name.
+using TemplateVariables = std::map<std::string, std::string>;
+
 class ChatTokenizer {
  public:
   // Loads the model (read as options.format says) and the template. Throws ConfigError for
@@ -53,9 +57,12 @@ class ChatTokenizer {
   ~ChatTokenizer();
 
   // Renders the conversation with the template and encodes it; image i of the conversation
-  // becomes visual_tokens_per_image[i] image tokens. Bad input is a TokenizeError, never thrown.
+  // becomes visual_tokens_per_image[i] image tokens. `variables` are further variables a Jinja
+  // template sees for this conversation (set by record stages; a preset takes none). Bad input is
+  // a TokenizeError, never thrown.
   TokenizeResult tokenize(const Conversation& conversation,
-                          std::span<const std::uint32_t> visual_tokens_per_image) const;
+                          std::span<const std::uint32_t> visual_tokens_per_image,
+                          const TemplateVariables& variables = {}) const;
 
   // The text the template renders for the conversation and its supervised byte ranges, or why
   // the conversation is refused: what `odbatch render` shows. The presets over sentencepiece

@@ -1,0 +1,283 @@
+// User stages in the pipeline's graph: record and sample stages registered in code change,
+// reject and randomise what reaches the packer, and every guarantee holds: each id emitted once
+// or rejected with "<stage>:<reason>", batches equal from run to run, the packer sees each
+// sample's final cost, and a stage's failure is a rejection, never a crash.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "odbatch/core/ledger.hpp"
+#include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/stage/stage.hpp"
+#include "pipeline_test_support.hpp"
+
+namespace odbatch {
+namespace {
+
+// Rejects conversations whose assistant text is shorter than `min_chars` bytes.
+class ShortAnswerFilter : public RecordStage {
+ public:
+  explicit ShortAnswerFilter(std::int64_t min_chars) : min_chars_(min_chars) {}
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    std::size_t chars = 0;
+    for (const auto& message : record.messages)
+      if (message.role == Role::assistant) chars += message.content.size();
+    if (static_cast<std::int64_t>(chars) < min_chars_)
+      return reject("too_short", std::to_string(chars) + " bytes of answer");
+    return keep();
+  }
+
+ private:
+  std::int64_t min_chars_;
+};
+
+// The assistant bytes of a JSONL line, as the filter counts them.
+std::size_t answer_bytes(const std::string& line) {
+  const auto parsed = parse_conversation(line, "test");
+  std::size_t chars = 0;
+  for (const auto& message : std::get<Conversation>(parsed).messages)
+    if (message.role == Role::assistant) chars += message.content.size();
+  return chars;
+}
+
+// Masks every label of samples with an even id: under zero_labels = reject the packer rejects
+// them, which it can only do if it sees the labels the stage left.
+class MaskEven : public SampleStage {
+ public:
+  StageVerdict process(StageSample& sample, StageContext&) override {
+    if (sample.id % 2 == 0) std::fill(sample.labels.begin(), sample.labels.end(), kIgnoreLabel);
+    return keep();
+  }
+};
+
+// Mirrors each image left to right with probability 0.5, from the sample's generator.
+class RandomFlip : public SampleStage {
+ public:
+  StageVerdict process(StageSample& sample, StageContext& context) override {
+    for (auto& image : sample.images) {
+      if (!context.random().bernoulli(0.5)) continue;
+      for (std::uint32_t y = 0; y < image.height; ++y) {
+        auto* row = image.rgb.data() + std::size_t{y} * image.width * 3;
+        for (std::uint32_t l = 0, r = image.width - 1; l < r; ++l, --r)
+          for (int c = 0; c < 3; ++c) std::swap(row[l * 3 + c], row[r * 3 + c]);
+      }
+    }
+    return keep();
+  }
+};
+
+class ThrowingRecord : public RecordStage {
+ public:
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    if (record.id % 3 == 0) throw std::runtime_error(std::string(5000, 'x'));
+    return keep();
+  }
+};
+
+class ThrowingSample : public SampleStage {
+ public:
+  StageVerdict process(StageSample& sample, StageContext&) override {
+    if (sample.id % 5 == 1) throw std::runtime_error("no pixels for sample " + std::to_string(sample.id));
+    return keep();
+  }
+};
+
+StageRegistry test_stages() {
+  StageRegistry registry;
+  registry.add_record_stage(
+      "short_answer", "1",
+      [](const StageParams& params) {
+        return std::make_unique<ShortAnswerFilter>(params.integer("min_chars"));
+      },
+      {"too_short"});
+  registry.add_sample_stage("mask_even", "1",
+                            [](const StageParams&) { return std::make_unique<MaskEven>(); });
+  registry.add_sample_stage("flip", "1",
+                            [](const StageParams&) { return std::make_unique<RandomFlip>(); });
+  registry.add_record_stage("throw_record", "1",
+                            [](const StageParams&) { return std::make_unique<ThrowingRecord>(); });
+  registry.add_sample_stage("throw_sample", "1",
+                            [](const StageParams&) { return std::make_unique<ThrowingSample>(); });
+  return registry;
+}
+
+StageConfig stage(std::string name, StageKind kind, std::string type, std::uint32_t workers = 2) {
+  StageConfig config;
+  config.name = std::move(name);
+  config.kind = kind;
+  config.type = std::move(type);
+  config.workers = workers;
+  return config;
+}
+
+PipelineOptions with_test_stages() {
+  PipelineOptions options;
+  options.stages = test_stages();
+  return options;
+}
+
+std::map<SampleId, std::size_t> images_per_id(const std::vector<test::SftRecord>& records) {
+  std::map<SampleId, std::size_t> ids;
+  for (std::size_t i = 0; i < records.size(); ++i) ids[i] = records[i].images;
+  return ids;
+}
+
+std::map<std::string, std::uint64_t> reasons_of(const test::LedgerContents& ledger) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& rejection : ledger.rejected) ++counts[rejection.reason];
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("a record stage rejects with its named reason; the audit stays clean") {
+  const test::TempDir dir;
+  const auto records = test::text_records(60);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  auto filter = stage("quality", StageKind::record, "short_answer");
+  filter.params.set("min_chars", std::int64_t{80});
+  config.stages = {filter};
+  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
+                                               with_test_stages());
+  test::check_and_audit(run, config, images_per_id(records));
+  std::set<SampleId> expected;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (answer_bytes(records[i].line) < 80) expected.insert(i);
+  REQUIRE(!expected.empty());
+  REQUIRE(expected.size() < records.size());
+  std::set<SampleId> rejected;
+  for (const auto& rejection : run.ledger.rejected) {
+    CAPTURE(rejection.detail);
+    CHECK(rejection.reason == "quality:too_short");
+    CHECK(rejection.detail.find("/records.jsonl:" + std::to_string(rejection.id + 1) + ": ") !=
+          std::string::npos);
+    CHECK(rejection.detail.find(" bytes of answer") != std::string::npos);
+    rejected.insert(rejection.id);
+  }
+  CHECK(rejected == expected);
+}
+
+TEST_CASE("the packer sees the labels a sample stage leaves") {
+  const test::TempDir dir;
+  const auto records = test::text_records(40);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  config.stages = {stage("mask", StageKind::sample, "mask_even")};
+  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
+                                               with_test_stages());
+  test::check_and_audit(run, config, images_per_id(records));
+  CHECK(reasons_of(run.ledger) == std::map<std::string, std::uint64_t>{{"no_labels", 20}});
+  for (const auto& rejection : run.ledger.rejected) CHECK(rejection.id % 2 == 0);
+}
+
+TEST_CASE("an exception a stage throws rejects that sample with its message, cut to a bound") {
+  const test::TempDir dir;
+  const auto records = test::image_records(24, false);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  config.stages = {stage("boom", StageKind::record, "throw_record"),
+                   stage("pixels", StageKind::sample, "throw_sample", 3)};
+  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
+                                               with_test_stages());
+  test::check_and_audit(run, config, images_per_id(records));
+  std::uint64_t record_thrown = 0, sample_thrown = 0;
+  for (std::size_t id = 0; id < records.size(); ++id) {
+    record_thrown += id % 3 == 0;
+    sample_thrown += id % 3 != 0 && id % 5 == 1;
+  }
+  const auto reasons = reasons_of(run.ledger);
+  CHECK(reasons.at("boom:exception") == record_thrown);
+  CHECK(reasons.at("pixels:exception") == sample_thrown);
+  for (const auto& rejection : run.ledger.rejected) {
+    CAPTURE(rejection.reason);
+    if (rejection.reason == "boom:exception") {
+      CHECK(rejection.detail.size() < 1200);
+      CHECK(rejection.detail.find("more bytes)") != std::string::npos);
+    } else if (rejection.reason == "pixels:exception") {
+      CHECK(rejection.detail.find("no pixels for sample " + std::to_string(rejection.id)) !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("random flips give the same batches on a rerun, whatever the workers and timing") {
+  const test::TempDir dir;
+  const auto records = test::image_records(24, false);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto plain = test::small_config({dir.path() / "records.jsonl"});
+  auto flipped = plain;
+  flipped.stages = {stage("flip", StageKind::sample, "flip", 1)};
+  auto jittered = flipped;
+  jittered.stages[0].workers = 3;
+  jittered.images.workers = 2;
+  jittered.flow.worker_jitter_us = 300;
+  const auto plain_run = test::run_single_rank_epoch(plain, dir.path() / "p.jsonl");
+  const auto first = test::run_single_rank_epoch(flipped, dir.path() / "a.jsonl",
+                                                 with_test_stages());
+  const auto second = test::run_single_rank_epoch(jittered, dir.path() / "b.jsonl",
+                                                  with_test_stages());
+  test::check_and_audit(first, flipped, images_per_id(records));
+  CHECK(test::batch_digests(first.batches) == test::batch_digests(second.batches));
+  // A flip keeps the cost, so the batches hold the same samples; each image is the plain run's,
+  // as it is or mirrored, and some are mirrored.
+  REQUIRE(first.batches.size() == plain_run.batches.size());
+  std::size_t images = 0, mirrored = 0;
+  const auto patch = plain.images.geometry.patch_size;
+  for (std::size_t b = 0; b < first.batches.size(); ++b) {
+    const auto& got = *first.batches[b];
+    const auto& base = *plain_run.batches[b];
+    REQUIRE(got.step_info().sample_ids == base.step_info().sample_ids);
+    REQUIRE(got.pixel_values().size() == base.pixel_values().size());
+    const auto grids = got.image_grid_thw();
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i + 2 < grids.size(); i += 3) {
+      const std::size_t height = std::size_t(grids[i + 1]) * patch;
+      const std::size_t width = std::size_t(grids[i + 2]) * patch;
+      const auto a = got.pixel_values().subspan(offset, height * width * 3);
+      const auto p = base.pixel_values().subspan(offset, height * width * 3);
+      bool same = std::equal(a.begin(), a.end(), p.begin());
+      bool mirror = true;
+      for (std::size_t y = 0; y < height && mirror; ++y)
+        for (std::size_t x = 0; x < width && mirror; ++x)
+          for (std::size_t c = 0; c < 3; ++c)
+            if (a[(y * width + x) * 3 + c] != p[(y * width + (width - 1 - x)) * 3 + c]) {
+              mirror = false;
+              break;
+            }
+      CHECK((same || mirror));
+      mirrored += mirror && !same;
+      ++images;
+      offset += height * width * 3;
+    }
+  }
+  CHECK(images > 10);
+  CHECK(mirrored > 0);
+  CHECK(mirrored < images);
+}
+
+TEST_CASE("a stage's type, kind and parameters are checked when the pipeline is made") {
+  const test::TempDir dir;
+  test::write_jsonl(dir.path() / "records.jsonl", test::text_records(4));
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  const auto error_of = [&](const StageConfig& entry) -> std::string {
+    auto c = config;
+    c.stages = {entry};
+    try {
+      Pipeline pipeline(c, DistEnv::single(), with_test_stages());
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of(stage("q", StageKind::record, "nope")).find("stage[0].type: no stage type \"nope\"") == 0);
+  CHECK(error_of(stage("q", StageKind::record, "flip")).find("stage[0].kind: record, but stage type \"flip\"") == 0);
+  CHECK(error_of(stage("q", StageKind::record, "short_answer")).find("stage[0].params: stage type \"short_answer\" refused its parameters: params.min_chars: missing") == 0);
+  CHECK(error_of(stage("reader", StageKind::record, "short_answer")).find("stage[0].name") == 0);
+}
+
+}  // namespace odbatch
