@@ -23,6 +23,7 @@ from ._odbatch import (
     ConfigError,
     DataError,
     PeerFailure,
+    Reject,
     StepInfo,
     __version__,
     iterate_in_cpp,
@@ -43,6 +44,7 @@ __all__ = [
     "DataError",
     "PeerFailure",
     "Pipeline",
+    "Reject",
     "StepInfo",
     "__version__",
     "iterate_in_cpp",
@@ -121,10 +123,15 @@ class Pipeline:
     loader thread as soon as the run fails on any rank (e.g. to abort the trainer's NCCL
     communicator); it must not call back into the pipeline. ledger names a file for
     `odbatch audit`.
+
+    stages maps the type of each [[stage]] entry that names no plugin to a callable
+    (docs/stages.md): a record stage gets the record as a dict (messages, images, fields,
+    template_variables, id, source, seed), a sample stage numpy arrays (input_ids, labels, images'
+    pixels); each returns the dict, changed or not, or raises odbatch.Reject(reason, detail).
     """
 
     def __init__(self, config, *, tensors="numpy", dtypes=None, pin_memory=False,
-                 return_info=False, resume_from=None, on_abort=None, ledger=None):
+                 return_info=False, resume_from=None, on_abort=None, ledger=None, stages=None):
         if tensors not in _TENSOR_KINDS:
             raise ValueError(f"tensors must be one of {_TENSOR_KINDS}, not {tensors!r}")
         if on_abort is not None and not callable(on_abort):
@@ -142,6 +149,7 @@ class Pipeline:
         self._return_info = bool(return_info)
         self._on_abort = on_abort
         self._ledger = None if ledger is None else fspath(ledger)
+        self._stages = dict(stages or {})
         self._to_tensor = None
         self._bfloat16 = None
         if tensors == "torch":
@@ -173,7 +181,7 @@ class Pipeline:
         if self._native is None:
             resume, self._resume = self._resume, None
             self._native = _NativePipeline(self._config, self._ledger, resume, self._on_abort,
-                                           self._dtypes, self._pin)
+                                           self._dtypes, self._pin, self._stages)
             if resume is not None:
                 summary = _checkpoint_summary(resume)
                 self._epoch, self._ended = summary["epoch"], False

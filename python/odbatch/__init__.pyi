@@ -41,6 +41,9 @@ class StepInfo:
     sample_ids: np.ndarray
     source_files: np.ndarray
 
+class Reject(Exception):
+    def __init__(self, reason: str, detail: str = "") -> None: ...
+
 class Pipeline:
     def __init__(
         self,
@@ -53,6 +56,7 @@ class Pipeline:
         resume_from: Optional[bytes] = None,
         on_abort: Optional[Callable[[str], None]] = None,
         ledger: Optional[_Path] = None,
+        stages: Optional[Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]] = None,
     ) -> None: ...
     def set_epoch(self, epoch: int) -> None: ...
     def epoch(self, epoch: int) -> "Pipeline": ...

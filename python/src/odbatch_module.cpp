@@ -13,6 +13,7 @@
 #include <string>
 
 #include "batch_arrays.hpp"
+#include "python_stages.hpp"
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/config/batching_settings.hpp"
 #include "odbatch/config/checkpoint_file.hpp"
@@ -220,9 +221,10 @@ class NativePipeline {
  public:
   NativePipeline(const PipelineConfig& config, std::optional<std::string> ledger,
                  std::optional<py::bytes> resume_from, py::object on_abort, TensorDtypes dtypes,
-                 bool pin)
+                 bool pin, const py::dict& stages)
       : converter_(dtypes, pin) {
     PipelineOptions options;
+    options.stages = python::python_stages(config, stages);
     if (ledger) options.ledger = *ledger;
     if (!on_abort.is_none()) {
       auto hook = std::make_shared<PythonCallback>(std::move(on_abort));
@@ -372,14 +374,16 @@ PYBIND11_MODULE(_odbatch, m) {
   py::class_<NativePipeline>(m, "Pipeline")
       .def(py::init([](const PipelineConfig& config, std::optional<std::string> ledger,
                        std::optional<py::bytes> resume_from, py::object on_abort,
-                       const std::map<std::string, std::string>& dtypes, bool pin_memory) {
-             return std::make_unique<NativePipeline>(config, std::move(ledger),
-                                                     std::move(resume_from), std::move(on_abort),
-                                                     TensorDtypes::from(dtypes), pin_memory);
+                       const std::map<std::string, std::string>& dtypes, bool pin_memory,
+                       const py::dict& stages) {
+             return std::make_unique<NativePipeline>(
+                 config, std::move(ledger), std::move(resume_from), std::move(on_abort),
+                 TensorDtypes::from(dtypes), pin_memory, stages);
            }),
            py::arg("config"), py::arg("ledger") = std::nullopt,
            py::arg("resume_from") = std::nullopt, py::arg("on_abort") = py::none(),
-           py::arg("dtypes") = std::map<std::string, std::string>{}, py::arg("pin_memory") = false)
+           py::arg("dtypes") = std::map<std::string, std::string>{}, py::arg("pin_memory") = false,
+           py::arg("stages") = py::dict())
       .def("state",
            [](const NativePipeline& native) { return checkpoint_bytes(native.get().state()); })
       .def(
@@ -465,6 +469,7 @@ PYBIND11_MODULE(_odbatch, m) {
       [](const std::string& file) { return checkpoint_bytes(read_checkpoint_file(file)); },
       py::arg("file"));
   register_errors(m);
+  python::register_reject(m);
   m.def("iterate_in_cpp", &iterate_in_cpp, py::arg("pipeline"), py::arg("step_seconds"),
         "Runs the current epoch in C++ with a busy step per batch; returns (batches, seconds).");
   m.attr("__version__") = std::string(kHeaderVersion);
