@@ -77,7 +77,7 @@ void stage_if_complete(joiner_actor::stateful_pointer<JoinerState> self, std::ui
   if (!p.complete() || p.staging) return;
   Joined joined;
   {
-    StageTimer timer(s.context->stats().joiner, 0);
+    StageTimer timer(s.context->stats().joiner);
     joined = assemble(p, s.context->resources().image_buffers);
   }
   if (!joined.sample) {

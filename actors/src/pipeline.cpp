@@ -72,8 +72,7 @@ namespace {
 // byte total that keeps an idle pipeline's footprint small.
 constexpr std::size_t kKeptImageBufferBytes = std::size_t{128} << 20;
 
-std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config,
-                                                        const DistEnv& dist,
+std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config, const DistEnv& dist,
                                                         const StageRegistry& stages,
                                                         PipelineStats& stats) {
   validate(config);

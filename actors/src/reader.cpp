@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <unordered_map>
 #include <optional>
 #include <span>
+#include <unordered_map>
 
 #include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
@@ -79,7 +79,8 @@ ImageResult<std::vector<std::uint8_t>> member_image(const std::vector<TarMember>
 // under the image root. On failure, the record's rejection.
 std::optional<LoadedImage> load_image(ReaderState& s, SampleId id, const std::string& where,
                                       const std::vector<TarMember>* members,
-                                      const std::string& path, std::optional<Rejection>& rejection) {
+                                      const std::string& path,
+                                      std::optional<Rejection>& rejection) {
   const auto& config = s.context->config();
   const auto& limits = config.images.file_limits;
   auto fail = [&](const ImageError& e) {
@@ -148,8 +149,8 @@ std::optional<RecordWork> read_parsed(ReaderState& s, std::uint64_t seq, SampleS
   auto& conversation = std::get<Conversation>(parsed);
   staged.messages = std::move(conversation.messages);
   for (const auto& path : conversation.images) {
-    auto image = load_image(s, id, staged.where, tar_sample ? &r.members : nullptr, path,
-                            start.rejection);
+    auto image =
+        load_image(s, id, staged.where, tar_sample ? &r.members : nullptr, path, start.rejection);
     if (!image) return std::nullopt;
     staged.images.push_back({path, image->width, image->height});
     work.loaded.push_back(std::move(*image));

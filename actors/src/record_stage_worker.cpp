@@ -35,8 +35,7 @@ void run_stage(const EpochContext& epoch, const UserStage& stage, RecordStage& i
   const std::uint32_t source = record.source;
   const auto& name = stage.config.name;
   StageContext context(name, epoch.config().batching.seed, epoch.epoch(), id);
-  work.rejection =
-      call_stage(name, id, where, [&] { return instance.process(record, context); });
+  work.rejection = call_stage(name, id, where, [&] { return instance.process(record, context); });
   record.id = id;
   record.where = std::move(where);
   record.source = source;

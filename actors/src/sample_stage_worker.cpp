@@ -34,8 +34,8 @@ void run_stage(SampleStageWorkerState& s, const UserStage& stage, SampleWork& wo
   s.images.clear();
   for (auto& image : sample.images)
     s.images.push_back({image.grid, image.width, image.height, std::span(image.rgb)});
-  StageSample view{sample.id,         where,        work.source,
-                   sample.input_ids,  sample.labels, sample.image_spans,
+  StageSample view{sample.id,          where,         work.source,
+                   sample.input_ids,   sample.labels, sample.image_spans,
                    std::span(s.images)};
   StageContext context(name, epoch.config().batching.seed, epoch.epoch(), sample.id);
   work.rejection =

@@ -19,8 +19,8 @@ Rejection stage_rejection(const std::string& stage, SampleId id, const std::stri
                           const StageReject& verdict);
 
 template <class Call>
-std::optional<Rejection> call_stage(const std::string& stage, SampleId id,
-                                    const std::string& where, Call&& call) {
+std::optional<Rejection> call_stage(const std::string& stage, SampleId id, const std::string& where,
+                                    Call&& call) {
   try {
     const StageVerdict verdict = call();
     if (!verdict) return std::nullopt;

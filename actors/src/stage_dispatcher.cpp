@@ -19,8 +19,9 @@ typename Dispatcher::behavior_type dispatcher_behavior(
   report_exceptions_to(self, context, "stage dispatcher");
   self->state.gauge = gauge;
   // Whatever waits here holds one of the reader's credits: the reader's capacity bounds it.
-  gauge->capacity.store(context->config().flow.reader_capacity + reader_lookahead(context->config()),
-                        std::memory_order_relaxed);
+  gauge->capacity.store(
+      context->config().flow.reader_capacity + reader_lookahead(context->config()),
+      std::memory_order_relaxed);
   gauge->depth.store(0, std::memory_order_relaxed);
   const auto dispatch = [self] {
     auto& s = self->state;

@@ -30,8 +30,7 @@ StageType find_type(const StageConfig& stage, const std::string& at,
   }
   const auto* type = registered.find(name);
   if (!type)
-    throw ConfigError(at + "type", "no stage type \"" + name +
-                                       "\" is registered (registered: " +
+    throw ConfigError(at + "type", "no stage type \"" + name + "\" is registered (registered: " +
                                        registered_names(registered) +
                                        ") and the entry names no plugin");
   return *type;
@@ -87,12 +86,12 @@ std::vector<RunSetting> user_stage_settings(const UserStages& stages) {
   for (const auto* list : {&stages.record, &stages.sample})
     for (std::size_t i = 0; i < list->size(); ++i) {
       const auto& stage = (*list)[i];
-      settings.push_back(
-          {"stage." + stage.config.name,
-           std::string(to_string(stage.config.kind)) + " stage " + std::to_string(i + 1) + " of " +
-               std::to_string(list->size()) + ", type " + stage.type.name + " version \"" +
-               stage.type.version + "\", entry version \"" + stage.config.version +
-               "\", params " + stage.config.params.canonical()});
+      settings.push_back({"stage." + stage.config.name,
+                          std::string(to_string(stage.config.kind)) + " stage " +
+                              std::to_string(i + 1) + " of " + std::to_string(list->size()) +
+                              ", type " + stage.type.name + " version \"" + stage.type.version +
+                              "\", entry version \"" + stage.config.version + "\", params " +
+                              stage.config.params.canonical()});
     }
   return settings;
 }

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "batch_arrays.hpp"
-#include "python_stages.hpp"
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/config/batching_settings.hpp"
 #include "odbatch/config/checkpoint_file.hpp"
@@ -27,6 +26,7 @@
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/store/store.hpp"
 #include "odbatch/version.hpp"
+#include "python_stages.hpp"
 
 namespace py = pybind11;
 

@@ -112,7 +112,8 @@ class PythonRecordStage final : public RecordStage {
       std::vector<Message> changed;
       for (const auto& item : result["messages"]) {
         const auto m = item.cast<py::dict>();
-        changed.push_back({role_of(m["role"].cast<std::string>()), m["content"].cast<std::string>()});
+        changed.push_back(
+            {role_of(m["role"].cast<std::string>()), m["content"].cast<std::string>()});
       }
       std::vector<StageImage> kept;
       for (const auto& item : result["images"]) {
@@ -157,8 +158,9 @@ template <class T>
 void copy_back(const py::handle& returned, std::span<T> into, const std::string& stage,
                const std::string& what, SampleId id) {
   const auto array = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(returned);
-  if (!array) throw StageContractError("stage " + stage + ": " + what + " of sample " +
-                                       std::to_string(id) + " is not a numeric array");
+  if (!array)
+    throw StageContractError("stage " + stage + ": " + what + " of sample " + std::to_string(id) +
+                             " is not a numeric array");
   const auto size = static_cast<std::size_t>(array.size());
   if (size != into.size())
     throw StageContractError(
@@ -184,13 +186,15 @@ class PythonSampleStage final : public SampleStage {
     value["input_ids"] = copy_of<std::int32_t>(sample.input_ids);
     value["labels"] = copy_of<std::int32_t>(sample.labels);
     py::list spans;
-    for (const auto& span : sample.image_spans) spans.append(py::make_tuple(span.offset, span.length));
+    for (const auto& span : sample.image_spans)
+      spans.append(py::make_tuple(span.offset, span.length));
     value["image_spans"] = std::move(spans);
     py::list images;
     for (const auto& image : sample.images) {
       py::array_t<std::uint8_t> pixels({static_cast<py::ssize_t>(image.height),
                                         static_cast<py::ssize_t>(image.width), py::ssize_t{3}});
-      if (!image.rgb.empty()) std::memcpy(pixels.mutable_data(), image.rgb.data(), image.rgb.size());
+      if (!image.rgb.empty())
+        std::memcpy(pixels.mutable_data(), image.rgb.data(), image.rgb.size());
       py::dict i;
       i["pixels"] = std::move(pixels);
       i["grid"] = py::make_tuple(image.grid.grid_h, image.grid.grid_w);
@@ -212,12 +216,11 @@ class PythonSampleStage final : public SampleStage {
         auto& target = sample.images[i];
         if (!pixels || pixels.ndim() != 3 || pixels.shape(0) != target.height ||
             pixels.shape(1) != target.width || pixels.shape(2) != 3)
-          throw StageContractError("stage " + name_ + " changed image " + std::to_string(i) +
-                                   " of sample " + std::to_string(sample.id) +
-                                   ": expected uint8 pixels of shape (" +
-                                   std::to_string(target.height) + ", " +
-                                   std::to_string(target.width) +
-                                   ", 3), its grid's; crop or resize in a record stage");
+          throw StageContractError(
+              "stage " + name_ + " changed image " + std::to_string(i) + " of sample " +
+              std::to_string(sample.id) + ": expected uint8 pixels of shape (" +
+              std::to_string(target.height) + ", " + std::to_string(target.width) +
+              ", 3), its grid's; crop or resize in a record stage");
         copy_back<std::uint8_t>(pixels, target.rgb, name_, "image " + std::to_string(i), sample.id);
       }
     });
@@ -246,8 +249,9 @@ StageRegistry python_stages(const PipelineConfig& config, const py::dict& stages
   for (const auto& [key, value] : stages) {
     const std::string name = py::str(key);
     if (!PyCallable_Check(value.ptr()))
-      throw ConfigError("stages[" + name + "]", "expected a callable, got " +
-                                                    std::string(py::str(value.get_type().attr("__name__"))));
+      throw ConfigError(
+          "stages[" + name + "]",
+          "expected a callable, got " + std::string(py::str(value.get_type().attr("__name__"))));
     const StageConfig* entry = nullptr;
     for (const auto& stage : config.stages)
       if (stage.plugin.empty() && stage.type_name() == name) entry = &stage;

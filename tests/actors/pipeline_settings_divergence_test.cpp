@@ -80,12 +80,10 @@ class PassSample : public SampleStage {
 StageRegistry pass_stages() {
   StageRegistry registry;
   for (const auto& [type, version] : {std::pair{"pass", "1"}, std::pair{"pass_v2", "2"}})
-    registry.add_record_stage(type, version, [](const StageParams&) {
-      return std::make_unique<PassRecord>();
-    });
-  registry.add_sample_stage("pass_sample", "1", [](const StageParams&) {
-    return std::make_unique<PassSample>();
-  });
+    registry.add_record_stage(type, version,
+                              [](const StageParams&) { return std::make_unique<PassRecord>(); });
+  registry.add_sample_stage("pass_sample", "1",
+                            [](const StageParams&) { return std::make_unique<PassSample>(); });
   return registry;
 }
 
@@ -275,8 +273,8 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        add_pass_stage},
       {"stage.version", "stage.a", [](C& c, const F&) { c.stages[0].version = "2"; },
        add_pass_stage},
-      {"stage.params", "stage.a",
-       [](C& c, const F&) { c.stages[0].params.set("p", 0.5); }, add_pass_stage},
+      {"stage.params", "stage.a", [](C& c, const F&) { c.stages[0].params.set("p", 0.5); },
+       add_pass_stage},
   };
 }
 

@@ -81,7 +81,8 @@ class ThrowingRecord : public RecordStage {
 class ThrowingSample : public SampleStage {
  public:
   StageVerdict process(StageSample& sample, StageContext&) override {
-    if (sample.id % 5 == 1) throw std::runtime_error("no pixels for sample " + std::to_string(sample.id));
+    if (sample.id % 5 == 1)
+      throw std::runtime_error("no pixels for sample " + std::to_string(sample.id));
     return keep();
   }
 };
@@ -134,7 +135,7 @@ std::map<std::string, std::uint64_t> reasons_of(const test::LedgerContents& ledg
 
 }  // namespace
 
-TEST_CASE("a record stage rejects with its named reason; the audit stays clean") {
+TEST_CASE("a record stage rejects with its named reason and the audit stays clean") {
   const test::TempDir dir;
   const auto records = test::text_records(60);
   test::write_jsonl(dir.path() / "records.jsonl", records);
@@ -142,8 +143,8 @@ TEST_CASE("a record stage rejects with its named reason; the audit stays clean")
   auto filter = stage("quality", StageKind::record, "short_answer");
   filter.params.set("min_chars", std::int64_t{80});
   config.stages = {filter};
-  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
-                                               with_test_stages());
+  const auto run =
+      test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl", with_test_stages());
   test::check_and_audit(run, config, images_per_id(records));
   std::set<SampleId> expected;
   for (std::size_t i = 0; i < records.size(); ++i)
@@ -168,8 +169,8 @@ TEST_CASE("the packer sees the labels a sample stage leaves") {
   test::write_jsonl(dir.path() / "records.jsonl", records);
   auto config = test::small_config({dir.path() / "records.jsonl"});
   config.stages = {stage("mask", StageKind::sample, "mask_even")};
-  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
-                                               with_test_stages());
+  const auto run =
+      test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl", with_test_stages());
   test::check_and_audit(run, config, images_per_id(records));
   CHECK(reasons_of(run.ledger) == std::map<std::string, std::uint64_t>{{"no_labels", 20}});
   for (const auto& rejection : run.ledger.rejected) CHECK(rejection.id % 2 == 0);
@@ -182,8 +183,8 @@ TEST_CASE("an exception a stage throws rejects that sample with its message, cut
   auto config = test::small_config({dir.path() / "records.jsonl"});
   config.stages = {stage("boom", StageKind::record, "throw_record"),
                    stage("pixels", StageKind::sample, "throw_sample", 3)};
-  const auto run = test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl",
-                                               with_test_stages());
+  const auto run =
+      test::run_single_rank_epoch(config, dir.path() / "ledger.jsonl", with_test_stages());
   test::check_and_audit(run, config, images_per_id(records));
   std::uint64_t record_thrown = 0, sample_thrown = 0;
   for (std::size_t id = 0; id < records.size(); ++id) {
@@ -217,10 +218,10 @@ TEST_CASE("random flips give the same batches on a rerun, whatever the workers a
   jittered.images.workers = 2;
   jittered.flow.worker_jitter_us = 300;
   const auto plain_run = test::run_single_rank_epoch(plain, dir.path() / "p.jsonl");
-  const auto first = test::run_single_rank_epoch(flipped, dir.path() / "a.jsonl",
-                                                 with_test_stages());
-  const auto second = test::run_single_rank_epoch(jittered, dir.path() / "b.jsonl",
-                                                  with_test_stages());
+  const auto first =
+      test::run_single_rank_epoch(flipped, dir.path() / "a.jsonl", with_test_stages());
+  const auto second =
+      test::run_single_rank_epoch(jittered, dir.path() / "b.jsonl", with_test_stages());
   test::check_and_audit(first, flipped, images_per_id(records));
   CHECK(test::batch_digests(first.batches) == test::batch_digests(second.batches));
   // A flip keeps the cost, so the batches hold the same samples; each image is the plain run's,
@@ -274,9 +275,13 @@ TEST_CASE("a stage's type, kind and parameters are checked when the pipeline is 
     }
     return "";
   };
-  CHECK(error_of(stage("q", StageKind::record, "nope")).find("stage[0].type: no stage type \"nope\"") == 0);
-  CHECK(error_of(stage("q", StageKind::record, "flip")).find("stage[0].kind: record, but stage type \"flip\"") == 0);
-  CHECK(error_of(stage("q", StageKind::record, "short_answer")).find("stage[0].params: stage type \"short_answer\" refused its parameters: params.min_chars: missing") == 0);
+  CHECK(error_of(stage("q", StageKind::record, "nope"))
+            .find("stage[0].type: no stage type \"nope\"") == 0);
+  CHECK(error_of(stage("q", StageKind::record, "flip"))
+            .find("stage[0].kind: record, but stage type \"flip\"") == 0);
+  CHECK(error_of(stage("q", StageKind::record, "short_answer"))
+            .find("stage[0].params: stage type \"short_answer\" refused its parameters: "
+                  "params.min_chars: missing") == 0);
   CHECK(error_of(stage("reader", StageKind::record, "short_answer")).find("stage[0].name") == 0);
 }
 

@@ -17,11 +17,10 @@
 
 // Exports the plugin's entry point, recording the odbatch version and stage ABI its headers are
 // from: a pipeline refuses a plugin built for another version, naming both.
-#define ODBATCH_STAGE_PLUGIN(register_function)                                                \
-  extern "C" __attribute__((visibility("default"))) const ::odbatch::StagePluginInfo*         \
-  odbatch_stage_plugin_v1() {                                                                  \
-    static const ::odbatch::StagePluginInfo info{::odbatch::kStagePluginAbi,                  \
-                                                 ::odbatch::kHeaderVersion.data(),             \
-                                                 &(register_function)};                        \
-    return &info;                                                                              \
+#define ODBATCH_STAGE_PLUGIN(register_function)                                              \
+  extern "C" __attribute__((visibility("default"))) const ::odbatch::StagePluginInfo*        \
+  odbatch_stage_plugin_v1() {                                                                \
+    static const ::odbatch::StagePluginInfo info{                                            \
+        ::odbatch::kStagePluginAbi, ::odbatch::kHeaderVersion.data(), &(register_function)}; \
+    return &info;                                                                            \
   }

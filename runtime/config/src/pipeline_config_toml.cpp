@@ -478,7 +478,8 @@ std::vector<std::string> pipeline_config_keys() {
   for (const auto& [table, setters] : table_setters({}))
     for (const auto& [key, setter] : setters) keys.push_back(table + "." + key);
   for (const auto name : batching_setting_names()) keys.push_back("batching." + std::string(name));
-  for (const auto* key : {"name", "kind", "type", "plugin", "workers", "version", "reasons", "params"})
+  for (const auto* key :
+       {"name", "kind", "type", "plugin", "workers", "version", "reasons", "params"})
     keys.push_back("stage." + std::string(key));
   return keys;
 }

@@ -41,8 +41,8 @@ StageParams params_of(const toml::node& node) {
   for (const auto& [key, value] : *table) {
     const std::string name = "params." + std::string(key.str());
     if (auto single = scalar(value)) {
-      params.set(std::string(key.str()), std::visit([](auto v) { return StageParamValue(v); },
-                                                    *single));
+      params.set(std::string(key.str()),
+                 std::visit([](auto v) { return StageParamValue(v); }, *single));
       continue;
     }
     const auto* array = value.as_array();
@@ -52,7 +52,8 @@ StageParams params_of(const toml::node& node) {
     std::vector<StageParamScalar> values;
     for (const auto& element : *array) {
       auto item = scalar(element);
-      if (!item) throw EntryError(element, name, "expected an array of strings, numbers or booleans");
+      if (!item)
+        throw EntryError(element, name, "expected an array of strings, numbers or booleans");
       values.push_back(std::move(*item));
     }
     params.set(std::string(key.str()), std::move(values));

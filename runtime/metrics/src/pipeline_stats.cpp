@@ -34,13 +34,13 @@ std::uint64_t thread_cpu_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::vector<std::pair<std::string_view, const StageSnapshot*>> StatsSnapshot::named_stages()
-    const {
+std::vector<std::pair<std::string_view, const StageSnapshot*>> StatsSnapshot::named_stages() const {
   std::vector<std::pair<std::string_view, const StageSnapshot*>> stages{{"reader", &reader}};
   for (const auto& user : user_stages)
     if (user.record_stage) stages.emplace_back(user.name, &user.work);
-  stages.insert(stages.end(),
-                {{"tokenizer", &tokenizer}, {"image_decoder", &image_decoder}, {"joiner", &joiner}});
+  stages.insert(
+      stages.end(),
+      {{"tokenizer", &tokenizer}, {"image_decoder", &image_decoder}, {"joiner", &joiner}});
   for (const auto& user : user_stages)
     if (!user.record_stage) stages.emplace_back(user.name, &user.work);
   stages.insert(stages.end(), {{"packer", &packer},
@@ -50,8 +50,7 @@ std::vector<std::pair<std::string_view, const StageSnapshot*>> StatsSnapshot::na
   return stages;
 }
 
-std::vector<std::pair<std::string_view, const QueueSnapshot*>> StatsSnapshot::named_queues()
-    const {
+std::vector<std::pair<std::string_view, const QueueSnapshot*>> StatsSnapshot::named_queues() const {
   std::vector<std::pair<std::string_view, const QueueSnapshot*>> queues{
       {"reader_in_flight", &reader_in_flight}};
   for (const auto& user : user_stages) queues.emplace_back(user.name, &user.queue);

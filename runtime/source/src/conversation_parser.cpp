@@ -448,7 +448,8 @@ std::optional<RecordRejection> conversation_problem(std::span<const Message> mes
       has_assistant |= message.role == Role::assistant;
     }
     if (!has_assistant)
-      reject(RecordRejectReason::no_assistant_turn, "messages: no assistant message (nothing to supervise)");
+      reject(RecordRejectReason::no_assistant_turn,
+             "messages: no assistant message (nothing to supervise)");
     // Images are never placed here: the placeholders must already match them, even at zero.
     if (placeholders != images.size())
       reject(RecordRejectReason::placeholder_mismatch,

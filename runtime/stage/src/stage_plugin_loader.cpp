@@ -29,7 +29,9 @@ StageRegistry load_stage_plugin(const std::filesystem::path& file) {
                            "; define its stages with ODBATCH_STAGE_PLUGIN)");
   using Entry = const StagePluginInfo* (*)();
   const StagePluginInfo* info = reinterpret_cast<Entry>(symbol)();
-  if (!info) throw StagePluginError(where + ": its " + std::string(kStagePluginSymbol) + " returned nothing");
+  if (!info)
+    throw StagePluginError(where + ": its " + std::string(kStagePluginSymbol) +
+                           " returned nothing");
   const std::string built_for = info->odbatch_version ? info->odbatch_version : "(unknown)";
   if (built_for != ODBATCH_VERSION)
     throw StagePluginError(where + ": built for odbatch " + built_for + ", this is odbatch " +

@@ -9,8 +9,7 @@ std::string_view to_string(StageKind kind) {
 }
 
 void StageRegistry::add_record_stage(std::string name, std::string version,
-                                     RecordStageFactory factory,
-                                     std::vector<std::string> reasons) {
+                                     RecordStageFactory factory, std::vector<std::string> reasons) {
   StageType type;
   type.name = std::move(name);
   type.kind = StageKind::record;
@@ -22,8 +21,7 @@ void StageRegistry::add_record_stage(std::string name, std::string version,
 }
 
 void StageRegistry::add_sample_stage(std::string name, std::string version,
-                                     SampleStageFactory factory,
-                                     std::vector<std::string> reasons) {
+                                     SampleStageFactory factory, std::vector<std::string> reasons) {
   StageType type;
   type.name = std::move(name);
   type.kind = StageKind::sample;

@@ -328,8 +328,8 @@ TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
   const TokenizerOptions& configured = impl_->options;
   if (!variables.empty() && !impl_->jinja)
     return TokenizeError{TokenizeErrorReason::template_refused,
-                         "template variable " + variables.begin()->first +
-                             " was set, but the " + std::string(to_string(configured.chat_template)) +
+                         "template variable " + variables.begin()->first + " was set, but the " +
+                             std::string(to_string(configured.chat_template)) +
                              " preset over a sentencepiece model takes no variables (use "
                              "tokenizer.template = \"jinja\")"};
   if (conversation.messages.empty())
@@ -341,10 +341,9 @@ TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
                              " images but " + std::to_string(visual_tokens_per_image.size()) +
                              " visual token counts were given"};
 
-  TokenizeResult result = impl_->jinja
-                              ? impl_->jinja->tokenize(conversation, visual_tokens_per_image,
-                                                       variables)
-                              : render_preset(conversation, visual_tokens_per_image);
+  TokenizeResult result =
+      impl_->jinja ? impl_->jinja->tokenize(conversation, visual_tokens_per_image, variables)
+                   : render_preset(conversation, visual_tokens_per_image);
   auto* sample = std::get_if<TokenizedSample>(&result);
   if (!sample) return result;
 

@@ -20,8 +20,8 @@ TEST_CASE("stage params give typed values with fallbacks and name the key on a w
   CHECK(params.flag("on", false));
   CHECK(params.texts("words") == std::vector<std::string>{"a", "b"});
   CHECK(params.texts("absent").empty());
-  CHECK_THROWS_WITH_AS(params.integer("label", 0), "params.label: expected an integer, got a string",
-                       StageParamError);
+  CHECK_THROWS_WITH_AS(params.integer("label", 0),
+                       "params.label: expected an integer, got a string", StageParamError);
   CHECK_THROWS_WITH_AS(params.integer("nope"), "params.nope: missing (expected an integer)",
                        StageParamError);
   CHECK_THROWS_WITH_AS(params.flag("p", false), "params.p: expected true or false, got a float",
@@ -34,8 +34,7 @@ TEST_CASE("stage params' canonical text is key-ordered, exact and escapes what i
   params.set("z", std::string("a\"b\n"));
   params.set("a", 0.1);
   params.set("m", std::vector<StageParamScalar>{std::int64_t{1}, false});
-  CHECK(params.canonical() ==
-        "{ a = 0.10000000000000001, m = [1, false], z = \"a\\\"b\\u000a\" }");
+  CHECK(params.canonical() == "{ a = 0.10000000000000001, m = [1, false], z = \"a\\\"b\\u000a\" }");
   CHECK(StageParams().canonical() == "{}");
   StageParams other = params;
   other.set("a", 0.1);
@@ -55,21 +54,18 @@ class Identity : public RecordStage {
 
 TEST_CASE("the stage registry finds types by name, replaces a name registered again, merges") {
   StageRegistry registry;
-  registry.add_record_stage("identity", "1", [](const StageParams&) {
-    return std::make_unique<Identity>();
-  });
+  registry.add_record_stage("identity", "1",
+                            [](const StageParams&) { return std::make_unique<Identity>(); });
   REQUIRE(registry.find("identity") != nullptr);
   CHECK(registry.find("identity")->kind == StageKind::record);
   CHECK(registry.find("identity")->version == "1");
   CHECK(registry.find("other") == nullptr);
-  registry.add_record_stage("identity", "2", [](const StageParams&) {
-    return std::make_unique<Identity>();
-  });
+  registry.add_record_stage("identity", "2",
+                            [](const StageParams&) { return std::make_unique<Identity>(); });
   CHECK(registry.find("identity")->version == "2");
   StageRegistry more;
-  more.add_sample_stage("s", "1", [](const StageParams&) -> std::unique_ptr<SampleStage> {
-    return nullptr;
-  });
+  more.add_sample_stage("s", "1",
+                        [](const StageParams&) -> std::unique_ptr<SampleStage> { return nullptr; });
   registry.merge(more);
   CHECK(registry.names() == std::vector<std::string>{"identity", "s"});
   StageType no_factory;

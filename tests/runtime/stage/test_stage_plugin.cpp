@@ -33,15 +33,13 @@ class MaxTokens : public odbatch::SampleStage {
 };
 
 void register_stages(odbatch::StageRegistry& registry) {
-  registry.add_record_stage("shout", "2.1", [](const odbatch::StageParams&) {
-    return std::make_unique<Shout>();
-  });
-  registry.add_sample_stage(
-      "max_tokens", "1",
-      [](const odbatch::StageParams& params) {
-        return std::make_unique<MaxTokens>(params.integer("max_tokens"));
-      },
-      {"too_long"});
+  registry.add_record_stage("shout", "2.1",
+                            [](const odbatch::StageParams&) { return std::make_unique<Shout>(); });
+  registry.add_sample_stage("max_tokens", "1",
+                            [](const odbatch::StageParams& params) {
+                              return std::make_unique<MaxTokens>(params.integer("max_tokens"));
+                            },
+                            {"too_long"});
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ struct TextTask {
   SampleId id = 0;
   std::string where;  // "file:line"
   Conversation conversation;
-  std::vector<std::uint32_t> visual_tokens;  // per image
+  std::vector<std::uint32_t> visual_tokens;               // per image
   std::map<std::string, std::string> template_variables;  // set by record stages
 };
 
@@ -62,7 +62,7 @@ struct RecordWork {
 // once rejected it skips the stages left.
 struct SampleWork {
   std::uint64_t seq = 0;
-  std::uint32_t source = 0;  // 0: source.files; i: the i-th [[source.mix]] entry
+  std::uint32_t source = 0;               // 0: source.files; i: the i-th [[source.mix]] entry
   std::shared_ptr<SamplePayload> sample;  // null once rejected
   std::optional<Rejection> rejection;
 };

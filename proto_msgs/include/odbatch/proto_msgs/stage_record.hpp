@@ -26,7 +26,7 @@ struct StageImage {
 
 struct StageRecord {
   SampleId id = 0;
-  std::string where;        // "file:line", for messages
+  std::string where;         // "file:line", for messages
   std::uint32_t source = 0;  // 0: source.files; i: the i-th [[source.mix]] entry
   // Each user message holds one <image> placeholder per image, in the order of `images`.
   std::vector<Message> messages;

@@ -61,18 +61,17 @@ using sample_stage_dispatcher_actor =
 
 // Reader: reads on (a message to itself), hands work to the worker that asks for it, and reads
 // as far as the credits the joiner returns allow; records back from the record stages.
-using reader_actor = caf::typed_actor<caf::reacts_to<read_atom>,
-                                      caf::reacts_to<text_demand_atom, tokenizer_worker_actor>,
-                                      caf::reacts_to<image_demand_atom, image_decoder_worker_actor>,
-                                      caf::reacts_to<credit_atom, std::uint32_t>,
-                                      caf::reacts_to<RecordWork>>;
+using reader_actor =
+    caf::typed_actor<caf::reacts_to<read_atom>,
+                     caf::reacts_to<text_demand_atom, tokenizer_worker_actor>,
+                     caf::reacts_to<image_demand_atom, image_decoder_worker_actor>,
+                     caf::reacts_to<credit_atom, std::uint32_t>, caf::reacts_to<RecordWork>>;
 
 // Joiner: the reader's announcements and the workers' parts; samples back from the sample
 // stages; the packer's wish for `n` more accepted samples.
-using joiner_actor =
-    caf::typed_actor<caf::reacts_to<SampleStart>, caf::reacts_to<TextDone>,
-                     caf::reacts_to<ImageDone>, caf::reacts_to<SampleWork>,
-                     caf::reacts_to<want_atom, std::uint32_t>>;
+using joiner_actor = caf::typed_actor<caf::reacts_to<SampleStart>, caf::reacts_to<TextDone>,
+                                      caf::reacts_to<ImageDone>, caf::reacts_to<SampleWork>,
+                                      caf::reacts_to<want_atom, std::uint32_t>>;
 
 // Packer: starts the epoch's admission, opens round k, and screens each sample the joiner
 // releases.

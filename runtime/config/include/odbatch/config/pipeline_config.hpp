@@ -1,7 +1,8 @@
 #pragma once
 // The whole pipeline's configuration: its stages (an actor graph: reader, tokenizer pool, image
 // decoder pool, joiner, packer, aligner, coordinator, emitter, and the user's record and sample
-// stages), their pool sizes and capacities, and every stage's options. Loaded from a TOML file (docs/pipeline-toml.md) or built in code.
+// stages), their pool sizes and capacities, and every stage's options. Loaded from a TOML file
+// (docs/pipeline-toml.md) or built in code.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>

@@ -41,9 +41,9 @@ class StageRandom {
   static constexpr result_type max() { return ~result_type{0}; }
   result_type operator()() { return generator_.next(); }
 
-  double uniform() { return generator_.uniform(); }        // [0, 1)
+  double uniform() { return generator_.uniform(); }              // [0, 1)
   bool bernoulli(double p) { return generator_.uniform() < p; }  // true with probability p
-  std::uint64_t below(std::uint64_t n);                        // [0, n), n > 0
+  std::uint64_t below(std::uint64_t n);                          // [0, n), n > 0
 
  private:
   SplitMix64 generator_;
@@ -89,8 +89,8 @@ inline StageVerdict reject(std::string reason, std::string detail = {}) {
 // An image of a sample at a sample stage: its size and grid are fixed, its pixels may change.
 struct StageSampleImage {
   ImageGrid grid;
-  std::uint32_t width = 0;   // resized
-  std::uint32_t height = 0;  // resized
+  std::uint32_t width = 0;      // resized
+  std::uint32_t height = 0;     // resized
   std::span<std::uint8_t> rgb;  // height * width * 3 bytes, row-major HWC, RGB
 };
 

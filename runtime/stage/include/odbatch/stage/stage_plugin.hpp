@@ -16,8 +16,8 @@ namespace odbatch {
 inline constexpr std::uint32_t kStagePluginAbi = 1;
 
 struct StagePluginInfo {
-  std::uint32_t abi = 0;                // kStagePluginAbi of the headers it was built with
-  const char* odbatch_version = "";     // their odbatch version
+  std::uint32_t abi = 0;             // kStagePluginAbi of the headers it was built with
+  const char* odbatch_version = "";  // their odbatch version
   void (*register_stages)(StageRegistry& registry) = nullptr;
 };
 
