@@ -4,7 +4,9 @@
 # that they compile and include no dependency's headers, and that the package without its cuda
 # component needs no CUDA; builds the C++ trainer example out of tree against it with
 # find_package(odbatch) and with pkg-config and runs it on the real dataset (from a build with
-# CUDA, the CUDA trainer too, through the component cuda and odbatch-cuda.pc); then pip-installs
+# CUDA, the CUDA trainer too, through the component cuda and odbatch-cuda.pc); builds the example
+# stage plugins out of tree and runs one, and checks that a plugin built against another odbatch
+# version is refused naming both versions; then pip-installs
 # the Python package into a virtual environment (system site packages: Debian's numpy and torch)
 # and runs the binding's tests against the installed package.
 # Usage: tools/package-check.sh [BUILD_DIR]     (a configured and built tree; default build/)
@@ -95,6 +97,50 @@ TOML
 for trainer in "$work/consumer/odbatch_cpp_trainer" "$work/trainer-pkgconfig"; do
   "$trainer" "$work/data/pipeline.toml" --log-every 5 --max-steps 10 | tail -n 2
 done
+
+echo "package-check: the example stage plugins against the installed package (find_package)"
+cmake -S "$root/examples/stages" -B "$work/stages" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
+cmake --build "$work/stages" >/dev/null
+stage_config() {  # a pipeline file over the records with the quality filter of plugin $1
+  cat <<TOML
+[source]
+files = ["records.jsonl"]
+[tokenizer]
+model = "$root/data/tokenizer/odbatch-unigram-8k.model"
+[batching]
+token_budget = 2048
+max_seq_len = 2048
+window = 32
+[[stage]]
+name = "quality"
+kind = "sample"
+type = "quality_filter"
+plugin = "$1"
+[stage.params]
+min_tokens = 16
+TOML
+}
+stage_config "$work/stages/libodbatch_quality_filter.so" > "$work/data/stages.toml"
+"$prefix/bin/odbatch" run "$work/data/stages.toml" --json "$work/stages.json" >/dev/null 2>&1 ||
+  fail "odbatch run with the quality filter plugin failed"
+rejected=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rejected_by_reason"].get("quality:too_short", 0))' "$work/stages.json")
+[[ $rejected -gt 0 ]] || fail "the quality filter plugin rejected nothing"
+echo "package-check: the quality filter plugin rejected $rejected samples as quality:too_short"
+
+echo "package-check: a plugin built against another odbatch version is refused, naming both"
+cp -r "$prefix/include" "$work/other-include"
+sed -i 's/kHeaderVersion = "[^"]*"/kHeaderVersion = "9.9.9"/' "$work/other-include/odbatch/version.hpp"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+g++ -std=c++20 -shared -fPIC -o "$work/libother_version.so" -I"$work/other-include" \
+  "$root/examples/stages/quality_filter.cpp" $(pkg-config --libs odbatch) -Wl,-rpath,"$prefix/lib"
+stage_config "$work/libother_version.so" > "$work/data/other-version.toml"
+if "$prefix/bin/odbatch" run "$work/data/other-version.toml" > "$work/other-version.out" 2>&1; then
+  fail "a plugin built for odbatch 9.9.9 was loaded"
+fi
+version=$(pkg-config --modversion odbatch)
+grep -q "built for odbatch 9.9.9, this is odbatch $version" "$work/other-version.out" ||
+  fail "the refusal does not name both versions: $(cat "$work/other-version.out")"
 
 if $with_cuda; then
   echo "package-check: the CUDA trainer against the installed package (find_package COMPONENTS cuda)"
