@@ -19,6 +19,7 @@ packages=(
   libpng-dev libwebp-dev
   libarchive-dev
   libcurl4-openssl-dev nginx-light
+  libgraphviz-dev
   python3-build patchelf
 )
 

@@ -15,6 +15,7 @@
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/batch/bounded_queue.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/config/pipeline_graph.hpp"
 #include "odbatch/core/checkpoint.hpp"
 #include "odbatch/core/resume_plan.hpp"
 #include "odbatch/core/round_record.hpp"
@@ -54,6 +55,8 @@ struct PipelineResources {
   std::shared_ptr<ImageBufferPool> image_buffers;
   // The user's record and sample stages ([[stage]]), their instances kept across epochs.
   UserStages stages;
+  // The actors each epoch spawns.
+  PipelineGraph graph;
   // The batch-deciding settings: every rank's must match at each epoch's first round, and a
   // checkpoint records them for its resume.
   std::vector<RunSetting> settings;

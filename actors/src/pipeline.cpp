@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "epoch_context.hpp"
-#include "joiner.hpp"
+#include "graph_builder.hpp"
 #include "odbatch/config/checkpoint_settings.hpp"
 #include "odbatch/core/departure.hpp"
 #include "odbatch/core/resume_plan.hpp"
@@ -15,12 +15,8 @@
 #include "odbatch/metrics/metrics_prometheus.hpp"
 #include "odbatch/metrics/metrics_server.hpp"
 #include "odbatch/source/dataset_index.hpp"
-#include "reader.hpp"
 #include "rejection_reasons.hpp"
-#include "round_actors.hpp"
-#include "stage_pools.hpp"
 #include "user_stages.hpp"
-#include "workers.hpp"
 
 namespace odbatch {
 
@@ -86,6 +82,7 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config, c
                                                                effective_tokenizer_options(config));
   resources->image_buffers =
       std::make_shared<ImageBufferPool>(config.flow.reader_capacity, kKeptImageBufferBytes);
+  resources->graph = pipeline_graph(config);
   resources->settings = checkpoint_settings(config, *resources->index);
   for (auto& setting : actors::user_stage_settings(resources->stages))
     resources->settings.push_back(std::move(setting));
@@ -176,42 +173,10 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
                                     resources->mix});
     if (steps_taken > 0) ledger->resumed(number, steps_taken);
   }
-  auto& sys = *system;
-  auto& w = epoch->wiring();
-  w.coordinator = actors::spawn_coordinator(sys, epoch);
-  w.emitter = actors::spawn_emitter(sys, epoch);
-  w.aligner = actors::spawn_aligner(sys, epoch);
-  w.packer = actors::spawn_packer(sys, epoch);
-  w.joiner = actors::spawn_joiner(sys, epoch);
-  w.reader = actors::spawn_reader(sys, epoch);
+  actors::spawn_graph(*system, epoch, resources->graph);
   Logger(dist.rank).info(
       "epoch " + std::to_string(number) +
       (steps_taken > 0 ? " resumed after step " + std::to_string(steps_taken) : " started"));
-  for (std::uint32_t i = 0; i < resources->config.tokenizer.workers; ++i)
-    w.tokenizers.push_back(actors::spawn_tokenizer_worker(sys, epoch, i));
-  for (std::uint32_t i = 0; i < resources->config.images.workers; ++i)
-    w.image_decoders.push_back(actors::spawn_image_decoder_worker(sys, epoch, i));
-  const auto& stages = resources->stages;
-  for (std::size_t i = 0; i < stages.record.size(); ++i) {
-    auto& pool = w.record_stages.emplace_back();
-    pool.dispatcher = actors::spawn_record_stage_dispatcher(sys, epoch, i);
-    for (std::uint32_t n = 0; n < stages.record[i].config.workers; ++n)
-      pool.workers.push_back(actors::spawn_record_stage_worker(sys, epoch, i, n));
-  }
-  for (std::size_t i = 0; i < stages.sample.size(); ++i) {
-    auto& pool = w.sample_stages.emplace_back();
-    pool.dispatcher = actors::spawn_sample_stage_dispatcher(sys, epoch, i);
-    for (std::uint32_t n = 0; n < stages.sample[i].config.workers; ++n)
-      pool.workers.push_back(actors::spawn_sample_stage_worker(sys, epoch, i, n));
-  }
-  // Every handle is in place before any actor starts.
-  for (const auto& worker : w.tokenizers) caf::anon_send(worker, start_atom::value);
-  for (const auto& worker : w.image_decoders) caf::anon_send(worker, start_atom::value);
-  for (const auto& pool : w.record_stages)
-    for (const auto& worker : pool.workers) caf::anon_send(worker, start_atom::value);
-  for (const auto& pool : w.sample_stages)
-    for (const auto& worker : pool.workers) caf::anon_send(worker, start_atom::value);
-  caf::anon_send(w.packer, start_atom::value);
   epoch_finished = false;
   batches_taken = steps_taken;
 }
@@ -403,6 +368,13 @@ std::uint32_t Pipeline::vocab_size() const {
 std::optional<std::uint64_t> Pipeline::epoch_steps() const {
   if (!impl_->epoch) return std::nullopt;
   return impl_->epoch->total_steps();
+}
+std::vector<std::pair<std::string, std::uint32_t>> Pipeline::spawned_actors() const {
+  std::vector<std::pair<std::string, std::uint32_t>> actors;
+  if (!impl_->epoch) return actors;
+  for (const auto& node : impl_->resources->graph.nodes)
+    actors.emplace_back(node.name, actors::spawned_actors(impl_->epoch->wiring(), node));
+  return actors;
 }
 std::uint32_t Pipeline::rank() const {
   return impl_->dist.rank;

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "audit_command.hpp"
+#include "graph_command.hpp"
 #include "launch_command.hpp"
 #include "odbatch/core/config.hpp"
 #include "odbatch/log/logger.hpp"
@@ -144,6 +145,45 @@ CLI::App* add_run_command(CLI::App& app, RunArguments& arguments) {
   run->add_flag("--no-progress", arguments.no_progress, "No progress line on stderr");
   resume->excludes(first_epoch);
   return run;
+}
+
+// `graph`'s arguments as parsed.
+struct GraphArguments {
+  std::string config;
+  std::string format = "text";
+  std::string output;
+  std::string metrics;
+  std::uint32_t interval_ms = 1000;
+
+  odbatch::cli::GraphOptions options() const {
+    odbatch::cli::GraphOptions o;
+    o.config = config;
+    o.format = format == "json"  ? odbatch::cli::GraphFormat::json
+               : format == "dot" ? odbatch::cli::GraphFormat::dot
+               : format == "svg" ? odbatch::cli::GraphFormat::svg
+                                 : odbatch::cli::GraphFormat::text;
+    if (!output.empty()) o.output = output;
+    if (!metrics.empty()) o.metrics_url = metrics;
+    o.interval_ms = interval_ms;
+    return o;
+  }
+};
+
+CLI::App* add_graph_command(CLI::App& app, GraphArguments& arguments) {
+  auto* graph = app.add_subcommand(
+      "graph",
+      "Draw the actor graph a pipeline file builds: actors and pools, user stages, bounded edges "
+      "and their capacities (docs/stages.md)");
+  graph->add_option("config", arguments.config, "Pipeline TOML")->required();
+  graph->add_option("--format", arguments.format, "text, json, dot (Graphviz) or svg")
+      ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
+  graph->add_option("--output", arguments.output, "Write it to this file (default: stdout)");
+  graph->add_option("--metrics", arguments.metrics,
+                    "A running pipeline's metrics endpoint (http://HOST:PORT/metrics): adds each "
+                    "stage's rate and blocked share between two scrapes");
+  graph->add_option("--interval-ms", arguments.interval_ms, "Between the two scrapes")
+      ->check(CLI::Range(10u, 600'000u));
+  return graph;
 }
 
 // `audit`'s arguments as parsed.
@@ -517,6 +557,8 @@ int main(int argc, char** argv) {
   const CLI::App* run = add_run_command(app, run_arguments);
   AuditArguments audit_arguments;
   const CLI::App* audit = add_audit_command(app, audit_arguments);
+  GraphArguments graph_arguments;
+  const CLI::App* graph = add_graph_command(app, graph_arguments);
   StoreArguments store_arguments;  // `store`
   const CLI::App* store = add_store_command(app, store_arguments);
   StatsArguments stats_arguments;
@@ -544,6 +586,7 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return odbatch::cli::run_plan_command(plan_arguments.options());
     if (run->parsed()) return odbatch::cli::run_pipeline_command(run_arguments.options());
     if (audit->parsed()) return odbatch::cli::run_audit_command(audit_arguments.options());
+    if (graph->parsed()) return odbatch::cli::run_graph_command(graph_arguments.options());
     if (store->parsed()) return odbatch::cli::run_store_command(store_arguments.options());
     if (stats->parsed()) return odbatch::cli::run_stats_command(stats_arguments.options());
     if (render->parsed()) return odbatch::cli::run_render_command(render_arguments.options());

@@ -18,6 +18,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "odbatch/batch/batch.hpp"
 #include "odbatch/config/pipeline_config.hpp"
@@ -133,6 +135,9 @@ class Pipeline {
   std::optional<std::uint64_t> epoch_steps() const;
   std::uint32_t rank() const;
   std::uint32_t world_size() const;
+  // The actors the current epoch spawned, per node of the pipeline's graph in its order (what
+  // `odbatch graph` draws: odbatch/config/pipeline_graph.hpp); empty before the first epoch.
+  std::vector<std::pair<std::string, std::uint32_t>> spawned_actors() const;
 
  private:
   struct Impl;
