@@ -8,6 +8,7 @@ stage per sample is its process CPU per sample minus that of the run without sta
 
     cmake --build build --target odbatch_bench_identity_stage
     PYTHONPATH=build/python /usr/bin/python3 bench/stage_overhead_bench.py --out stages.json
+    PYTHONPATH=build/python /usr/bin/python3 bench/stage_overhead_bench.py --text-only
 """
 
 import argparse
@@ -89,12 +90,19 @@ def main():
     parser.add_argument("--plugin", type=Path,
                         default=ROOT / "build/bench/libodbatch_bench_identity_stage.so")
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--text-only", action="store_true",
+                        help="read data/sft/openai.jsonl (no images) instead of the config's "
+                             "files, so that a stage's cost is not lost in image decoding")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     odbatch.set_log_level("error")
     runs = {name: [] for name, _, _ in VARIANTS}
     with tempfile.TemporaryDirectory(prefix="odbatch-stagebench-") as scratch:
         base_text = absolute_config(args.config.resolve())
+        if args.text_only:
+            base_text = re.sub(r'^files = \[[^\]]*\]',
+                               f'files = ["{ROOT / "data/sft/openai.jsonl"}"]', base_text,
+                               flags=re.M)
         configs = {name: variant_config(Path(scratch), base_text, name, kind, plugin_type,
                                         args.plugin.resolve())
                    for name, kind, plugin_type in VARIANTS}
@@ -103,7 +111,8 @@ def main():
             for name, kind, plugin_type in order:
                 runs[name].append(run_epoch(configs[name], kind, plugin_type, epoch=0))
     none_cpu = statistics.median(run["process_cpu_us_per_sample"] for run in runs["none"])
-    report = {"bench": "stage_overhead", "config": str(args.config), "rounds": args.rounds,
+    report = {"bench": "stage_overhead", "config": str(args.config), "text_only": args.text_only,
+              "rounds": args.rounds,
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
               "variants": {}}
     for name, _, _ in VARIANTS:

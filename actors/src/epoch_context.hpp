@@ -51,6 +51,9 @@ struct PipelineResources {
   std::vector<MixedSource> mix;
   std::shared_ptr<const RecordReader> records;
   std::shared_ptr<const ChatTokenizer> tokenizer;
+  // Per source (0: source.files, i: the i-th [[source.mix]] entry): `tokenizer`, or the one its
+  // template overrides make.
+  std::vector<std::shared_ptr<const ChatTokenizer>> source_tokenizers;
   // Decoded images' pixel buffers, reused from epoch to epoch.
   std::shared_ptr<ImageBufferPool> image_buffers;
   // The user's record and sample stages ([[stage]]), their instances kept across epochs.

@@ -80,6 +80,20 @@ std::shared_ptr<const PipelineResources> load_resources(PipelineConfig config, c
   resources->index = std::move(index);
   resources->tokenizer = std::make_shared<const ChatTokenizer>(config.tokenizer.model,
                                                                effective_tokenizer_options(config));
+  resources->source_tokenizers = {resources->tokenizer};
+  for (std::uint32_t i = 0; i < config.source.mix.size(); ++i) {
+    if (config.source.mix[i].templating.empty()) {
+      resources->source_tokenizers.push_back(resources->tokenizer);
+      continue;
+    }
+    try {
+      resources->source_tokenizers.push_back(std::make_shared<const ChatTokenizer>(
+          config.tokenizer.model, effective_tokenizer_options(config, i + 1)));
+    } catch (const ConfigError& e) {
+      throw ConfigError("source.mix[" + std::to_string(i) + "]." + e.field(),
+                        std::string(e.what()).substr(e.field().size() + 2));
+    }
+  }
   resources->image_buffers =
       std::make_shared<ImageBufferPool>(config.flow.reader_capacity, kKeptImageBufferBytes);
   resources->graph = pipeline_graph(config);

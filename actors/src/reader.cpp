@@ -172,6 +172,7 @@ void finalize(ReaderState& s, RecordWork& work, const std::vector<TarMember>* me
   const auto& geometry = s.context->config().images.geometry;
   text.seq = work.seq;
   text.id = record.id;
+  text.source = record.source;
   text.where = record.where;
   text.template_variables = std::move(record.template_variables);
   for (std::uint32_t i = 0; i < record.images.size(); ++i) {

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "odbatch/source/conversation_parser.hpp"
 #include "stage_call.hpp"
 #include "stage_pools.hpp"
@@ -14,13 +16,16 @@ namespace {
 
 constexpr int kOutstandingDemands = 2;
 
-// What a conversation a stage left breaks of the parser's rules, as that stage's rejection.
-std::optional<Rejection> conversation_rejection(const std::string& stage,
-                                                const StageRecord& record) {
-  std::vector<std::string> paths;
-  paths.reserve(record.images.size());
-  for (const auto& image : record.images) paths.push_back(image.path);
-  const auto problem = conversation_problem(record.messages, paths);
+// What a conversation a stage left breaks of the parser's rules, as that stage's rejection. The
+// paths the record was read with were checked then; only those the stage named anew are.
+std::optional<Rejection> conversation_rejection(const std::string& stage, const RecordWork& work) {
+  const auto& record = work.record;
+  std::vector<std::string> new_paths;
+  for (const auto& image : record.images)
+    if (std::none_of(work.loaded.begin(), work.loaded.end(),
+                     [&](const LoadedImage& loaded) { return loaded.path == image.path; }))
+      new_paths.push_back(image.path);
+  const auto problem = conversation_problem(record.messages, record.images.size(), new_paths);
   if (!problem) return std::nullopt;
   return Rejection{record.id, stage + ":" + std::string(to_string(problem->reason)),
                    record.where + ": after stage " + stage + ": " + problem->message};
@@ -39,7 +44,7 @@ void run_stage(const EpochContext& epoch, const UserStage& stage, RecordStage& i
   record.id = id;
   record.where = std::move(where);
   record.source = source;
-  if (!work.rejection) work.rejection = conversation_rejection(name, record);
+  if (!work.rejection) work.rejection = conversation_rejection(name, work);
 }
 
 }  // namespace

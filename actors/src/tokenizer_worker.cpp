@@ -15,8 +15,9 @@ constexpr int kOutstandingDemands = 2;
 TextDone tokenize(const EpochContext& context, const TextTask& task) {
   TextDone done;
   done.seq = task.seq;
-  auto result = context.resources().tokenizer->tokenize(task.conversation, task.visual_tokens,
-                                                        task.template_variables);
+  // Each source's own template, where its [[source.mix]] entry sets one.
+  const auto& tokenizer = *context.resources().source_tokenizers.at(task.source);
+  auto result = tokenizer.tokenize(task.conversation, task.visual_tokens, task.template_variables);
   if (auto* error = std::get_if<TokenizeError>(&result)) {
     done.rejection = Rejection{task.id, std::string(to_string(error->reason)),
                                task.where + ": " + error->message};

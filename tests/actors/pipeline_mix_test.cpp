@@ -263,3 +263,56 @@ TEST_CASE("mixed sources: two ranks resumed onto three emit the rest of the epoc
 }
 
 }  // namespace odbatch
+
+namespace odbatch {
+namespace {
+
+// Each sample's token count in an epoch's padded batches.
+std::map<SampleId, std::size_t> tokens_per_sample(
+    const std::vector<std::shared_ptr<const Batch>>& batches) {
+  std::map<SampleId, std::size_t> tokens;
+  for (const auto& batch : batches) {
+    if (batch->step_info().idle) continue;
+    const auto& ids = batch->step_info().sample_ids;
+    for (std::size_t row = 0; row < ids.size(); ++row) {
+      const auto mask = batch->attention_mask().subspan(row * batch->seq_len(), batch->seq_len());
+      tokens[ids[row]] = static_cast<std::size_t>(std::count(mask.begin(), mask.end(), 1));
+    }
+  }
+  return tokens;
+}
+
+}  // namespace
+
+TEST_CASE("mixed sources: a source's own system prompt reaches its records only") {
+  const MixFixture fixture;
+  const auto epoch_tokens = [&](const PipelineConfig& config) {
+    Pipeline pipeline(config);
+    pipeline.start_epoch(0);
+    return tokens_per_sample(test::drain(pipeline));
+  };
+  auto prompted = fixture.config;
+  prompted.source.mix[0].templating.system_prompt =
+      "You answer with a fortune or a command's description.";
+  const auto plain = epoch_tokens(fixture.config);
+  const auto with_prompt = epoch_tokens(prompted);
+  REQUIRE(plain.size() == with_prompt.size());
+  // The prompt goes where a conversation has no system message of its own.
+  const auto mix_lines =
+      lines_of(test::require_dataset() / "sft/sharegpt.jsonl", 2000, kMixRecords);
+  std::size_t longer = 0;
+  for (const auto& [id, tokens] : plain) {
+    CAPTURE(id);
+    if (id < kMainRecords) {
+      CHECK(with_prompt.at(id) == tokens);
+      continue;
+    }
+    const bool has_system =
+        mix_lines[id - kMainRecords].find("\"from\": \"system\"") != std::string::npos;
+    CHECK((with_prompt.at(id) > tokens) == !has_system);
+    longer += with_prompt.at(id) > tokens;
+  }
+  CHECK(longer > 0);
+}
+
+}  // namespace odbatch

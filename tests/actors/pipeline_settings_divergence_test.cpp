@@ -160,6 +160,23 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.source.mix[0].epochs_per_pass = 3; }, mix_two_files},
       {"source.mix.fraction", "source.mix",
        [](C& c, const F&) { c.source.mix[0].epochs_per_pass = 4; }, mix_two_files},
+      // A source's own templating is a setting of that source.
+      {"source.mix.system_prompt", "source.mix[0].system_prompt",
+       [](C& c, const F&) { c.source.mix[0].templating.system_prompt = "Be brief."; },
+       mix_two_files},
+      {"source.mix.template", "source.mix[0].template",
+       [](C& c, const F&) { c.source.mix[0].templating.chat_template = ChatTemplate::llama2; },
+       mix_two_files},
+      {"source.mix.template_file", "source.mix[0].template_file",
+       [](C& c, const F& f) {
+         auto jinja = c;
+         f.use_jinja(jinja);
+         c.source.mix[0].templating.template_file = jinja.tokenizer.options.template_file;
+       },
+       mix_two_files},
+      {"source.mix.template_name", "source.mix[0].template_name",
+       [](C& c, const F&) { c.source.mix[0].templating.template_name = "tool_use"; },
+       mix_two_files},
       {"tokenizer.model", "tokenizer.model",
        [](C& c, const F& f) { c.tokenizer.model = f.other_model; }},
       {"tokenizer.template", "tokenizer.template",

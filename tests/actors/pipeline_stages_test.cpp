@@ -87,8 +87,61 @@ class ThrowingSample : public SampleStage {
   }
 };
 
+// Drops every image and its placeholder: image records become text ones.
+class DropImages : public RecordStage {
+ public:
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    record.images.clear();
+    for (auto& message : record.messages) {
+      for (auto at = message.content.find(kImagePlaceholder); at != std::string::npos;
+           at = message.content.find(kImagePlaceholder))
+        message.content.erase(at, kImagePlaceholder.size());
+    }
+    return keep();
+  }
+};
+
+// Breaks the record by `params.how`: "placeholders" (images kept, placeholders gone) or "escape"
+// (an image path that leaves the image root).
+class BreakRecord : public RecordStage {
+ public:
+  explicit BreakRecord(std::string how) : how_(std::move(how)) {}
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    if (record.images.empty()) return keep();
+    if (how_ == "escape") {
+      record.images[0].path = "../../outside.jpg";
+    } else {
+      for (auto& message : record.messages) {
+        for (auto at = message.content.find(kImagePlaceholder); at != std::string::npos;
+             at = message.content.find(kImagePlaceholder))
+          message.content.erase(at, kImagePlaceholder.size());
+      }
+    }
+    return keep();
+  }
+
+ private:
+  std::string how_;
+};
+
+// Sets the template variable `tag` to the record's source and id.
+class TagRecord : public RecordStage {
+ public:
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    record.template_variables["tag"] = "record " + std::to_string(record.id);
+    return keep();
+  }
+};
+
 StageRegistry test_stages() {
   StageRegistry registry;
+  registry.add_record_stage("drop_images", "1",
+                            [](const StageParams&) { return std::make_unique<DropImages>(); });
+  registry.add_record_stage("break", "1", [](const StageParams& params) {
+    return std::make_unique<BreakRecord>(params.text("how"));
+  });
+  registry.add_record_stage("tag", "1",
+                            [](const StageParams&) { return std::make_unique<TagRecord>(); });
   registry.add_record_stage(
       "short_answer", "1",
       [](const StageParams& params) {
@@ -259,6 +312,71 @@ TEST_CASE("random flips give the same batches on a rerun, whatever the workers a
   CHECK(images > 10);
   CHECK(mirrored > 0);
   CHECK(mirrored < images);
+}
+
+TEST_CASE("a record stage may drop images; a conversation it breaks is its named rejection") {
+  const test::TempDir dir;
+  auto records = test::image_records(10, false);
+  const auto text = test::text_records(10);
+  records.insert(records.end(), text.begin(), text.end());
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  config.stages = {stage("text_only", StageKind::record, "drop_images")};
+  const auto dropped =
+      test::run_single_rank_epoch(config, dir.path() / "dropped.jsonl", with_test_stages());
+  std::map<SampleId, std::size_t> no_images;
+  for (std::size_t i = 0; i < records.size(); ++i) no_images[i] = 0;
+  test::check_and_audit(dropped, config, no_images);
+  CHECK(dropped.ledger.rejected.empty());
+  for (const auto& batch : dropped.batches) CHECK(batch->pixel_values().empty());
+
+  for (const auto& [how, reason] : {std::pair{"placeholders", "broken:placeholder_mismatch"},
+                                    std::pair{"escape", "broken:bad_image_path"}}) {
+    CAPTURE(how);
+    auto broken = stage("broken", StageKind::record, "break");
+    broken.params.set("how", std::string(how));
+    config.stages = {broken};
+    const auto run = test::run_single_rank_epoch(config, dir.path() / (std::string(how) + ".jsonl"),
+                                                 with_test_stages());
+    test::check_and_audit(run, config, images_per_id(records));
+    CHECK(reasons_of(run.ledger) == std::map<std::string, std::uint64_t>{{reason, 10}});
+    for (const auto& rejection : run.ledger.rejected) {
+      CHECK(rejection.id < 10);
+      CHECK(rejection.detail.find(": after stage broken: ") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("template variables a record stage sets reach a Jinja template, and no preset") {
+  const test::TempDir dir;
+  const auto records = test::text_records(12);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  config.stages = {stage("tag", StageKind::record, "tag", 1)};
+  // The preset takes no variables: every record is the stage's to explain.
+  const auto preset =
+      test::run_single_rank_epoch(config, dir.path() / "preset.jsonl", with_test_stages());
+  CHECK(reasons_of(preset.ledger) ==
+        std::map<std::string, std::uint64_t>{{"template_refused", 12}});
+  CHECK(preset.ledger.rejected.front().detail.find("template variable tag was set") !=
+        std::string::npos);
+  // A ChatML template that writes the variable into its system header.
+  const auto chatml = dir.path() / "tagged.jinja";
+  std::ofstream(chatml) << "{{ '<|im_start|>system\n' + (tag | default('none')) + "
+                           "'<|im_end|>\n' }}{% for m in messages %}{{ '<|im_start|>' + "
+                           "m['role'] + '\n' + m['content'] + '<|im_end|>\n' }}{% endfor %}";
+  config.tokenizer.options.chat_template = ChatTemplate::jinja;
+  config.tokenizer.options.template_file = chatml;
+  const auto tagged =
+      test::run_single_rank_epoch(config, dir.path() / "tagged.jsonl", with_test_stages());
+  config.stages.clear();
+  const auto untagged = test::run_single_rank_epoch(config, dir.path() / "untagged.jsonl");
+  CHECK(tagged.ledger.rejected.empty());
+  std::uint64_t tagged_tokens = 0, untagged_tokens = 0;
+  for (const auto& batch : tagged.batches) tagged_tokens += batch->step_info().tokens;
+  for (const auto& batch : untagged.batches) untagged_tokens += batch->step_info().tokens;
+  // "record N" takes at least one token more than "none" in every one of the 12 records.
+  CHECK(tagged_tokens >= untagged_tokens + 12);
 }
 
 TEST_CASE("a stage's type, kind and parameters are checked when the pipeline is made") {

@@ -160,7 +160,7 @@ std::string json_of(const PipelineGraph& graph, const std::string& config,
                      {"credit", edge.credit}});
   Report report = command_report("graph");
   report.update(Report{{"config", config}, {"nodes", nodes}, {"edges", edges}});
-  return report.dump(2) + "\n";
+  return to_readable_json(report) + "\n";
 }
 
 std::string dot_escaped(const std::string& text) {

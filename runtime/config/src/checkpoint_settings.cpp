@@ -118,6 +118,19 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
   // Only a mixed dataset lists its sources, so checkpoints of unmixed ones stay as they were.
   if (const auto sources = mixed_sources(config.source, index); !sources.empty())
     settings.insert(settings.begin() + 1, {"source.mix", describe_mix(sources)});
+  // A source's own templating, where its entry sets any.
+  for (std::size_t i = 0; i < config.source.mix.size(); ++i) {
+    const auto& overrides = config.source.mix[i].templating;
+    const std::string key = "source.mix[" + std::to_string(i) + "].";
+    if (overrides.chat_template)
+      settings.push_back({key + "template", s(*overrides.chat_template)});
+    if (overrides.template_file)
+      settings.push_back({key + "template_file", hex(file_hash(*overrides.template_file))});
+    if (overrides.template_name)
+      settings.push_back({key + "template_name", *overrides.template_name});
+    if (overrides.system_prompt)
+      settings.push_back({key + "system_prompt", *overrides.system_prompt});
+  }
   return settings;
 }
 

@@ -66,8 +66,19 @@ std::uint32_t first_round_lookahead(const PipelineConfig& config, std::uint64_t 
   return admission_threshold(config.batching, first_round + 1);
 }
 
-TokenizerOptions effective_tokenizer_options(const PipelineConfig& config) {
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config, std::uint32_t source) {
   TokenizerOptions options = config.tokenizer.options;
+  if (source > 0 && source <= config.source.mix.size()) {
+    const auto& overrides = config.source.mix[source - 1].templating;
+    if (overrides.template_file) {
+      options.template_file = *overrides.template_file;
+      // A template file of its own means the model's Jinja template, as in [tokenizer].
+      options.chat_template = ChatTemplate::jinja;
+    }
+    if (overrides.chat_template) options.chat_template = *overrides.chat_template;
+    if (overrides.template_name) options.template_name = *overrides.template_name;
+    if (overrides.system_prompt) options.default_system_prompt = *overrides.system_prompt;
+  }
   options.max_seq_len = config.batching.max_seq_len;
   options.over_length = config.batching.over_length;
   options.zero_labels = config.batching.zero_labels;
@@ -108,6 +119,9 @@ void validate(const PipelineConfig& c) {
                       "\"padded\"");
   validate_in(c.distributed, "distributed");
   validate_in(effective_tokenizer_options(c), "tokenizer");
+  for (std::uint32_t i = 0; i < c.source.mix.size(); ++i)
+    if (!c.source.mix[i].templating.empty())
+      validate_in(effective_tokenizer_options(c, i + 1), "source.mix[" + std::to_string(i) + "]");
   validate_in(c.images.geometry, "images");
   validate_in(c.images.decoder_limits, "images");
   validate_in(c.images.file_limits, "images");

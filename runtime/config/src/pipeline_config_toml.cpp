@@ -173,6 +173,24 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.source.mix.back().epochs_per_pass = epochs_per_pass_of_fraction(number(n));
        }},
+      // This source's records templated apart from [tokenizer]'s.
+      {"template",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().templating.chat_template =
+             name_of<ChatTemplate>(n, parse_chat_template, "chatml, llama2, jinja");
+       }},
+      {"template_file",
+       [base_dir](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().templating.template_file = resolved(base_dir, text(n));
+       }},
+      {"template_name",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().templating.template_name = text(n);
+       }},
+      {"system_prompt",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.source.mix.back().templating.system_prompt = text(n);
+       }},
   };
   // A table inside [source]: its keys are source.remote.*.
   tables["source.remote"] = {

@@ -426,10 +426,11 @@ std::variant<Conversation, RecordRejection> parse_conversation(
 }
 
 std::optional<RecordRejection> conversation_problem(std::span<const Message> messages,
-                                                    std::span<const std::string> images) {
+                                                    std::size_t images,
+                                                    std::span<const std::string> new_paths) {
   try {
-    for (std::size_t i = 0; i < images.size(); ++i)
-      checked_image_path(images[i], element_where("images", i));
+    for (std::size_t i = 0; i < new_paths.size(); ++i)
+      checked_image_path(new_paths[i], "image " + shown_value(new_paths[i]));
     std::size_t placeholders = 0;
     bool has_assistant = false;
     for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -451,10 +452,10 @@ std::optional<RecordRejection> conversation_problem(std::span<const Message> mes
       reject(RecordRejectReason::no_assistant_turn,
              "messages: no assistant message (nothing to supervise)");
     // Images are never placed here: the placeholders must already match them, even at zero.
-    if (placeholders != images.size())
+    if (placeholders != images)
       reject(RecordRejectReason::placeholder_mismatch,
              "messages: " + counted(placeholders, "`<image>` placeholder") + " for " +
-                 counted(images.size(), "image"));
+                 counted(images, "image"));
   } catch (const Rejected& rejected) {
     return RecordRejection{rejected.reason, rejected.problem};
   }

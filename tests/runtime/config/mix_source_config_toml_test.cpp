@@ -127,3 +127,33 @@ TEST_CASE("the index holds source.files, then each mix entry's files, ids count 
 }
 
 }  // namespace odbatch
+
+namespace odbatch {
+
+TEST_CASE("[[source.mix]]: a source's own template and system prompt, over [tokenizer]'s") {
+  const auto c = PipelineConfig::from_toml(
+      "[source]\nfiles = [\"a.jsonl\"]\n[tokenizer]\nmodel = \"m.model\"\n"
+      "system_prompt = \"base\"\n"
+      "[[source.mix]]\nfiles = [\"b.jsonl\"]\nsystem_prompt = \"for b\"\n"
+      "[[source.mix]]\nfiles = [\"c.jsonl\"]\ntemplate_file = \"chat.jinja\"\n"
+      "template_name = \"tool_use\"\n"
+      "[[source.mix]]\nfiles = [\"d.jsonl\"]\n",
+      "mix.toml", "/base");
+  CHECK(effective_tokenizer_options(c).default_system_prompt == "base");
+  CHECK(effective_tokenizer_options(c, 1).default_system_prompt == "for b");
+  CHECK(effective_tokenizer_options(c, 1).chat_template == ChatTemplate::chatml);
+  const auto jinja = effective_tokenizer_options(c, 2);
+  CHECK(jinja.chat_template == ChatTemplate::jinja);
+  CHECK(jinja.template_file == "/base/chat.jinja");
+  CHECK(jinja.template_name == "tool_use");
+  CHECK(jinja.default_system_prompt == "base");
+  CHECK(effective_tokenizer_options(c, 3) == effective_tokenizer_options(c));
+  CHECK_THROWS_WITH_AS(
+      PipelineConfig::from_toml("[source]\nfiles = [\"a\"]\n[tokenizer]\nmodel = \"m\"\n"
+                                "[[source.mix]]\nfiles = [\"b\"]\ntemplate = \"mustache\"\n",
+                                "bad.toml", "/"),
+      "bad.toml:7:12: source.mix[0].template: expected one of chatml, llama2, jinja",
+      ConfigFileError);
+}
+
+}  // namespace odbatch

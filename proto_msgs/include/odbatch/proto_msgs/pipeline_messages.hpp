@@ -35,7 +35,8 @@ struct SampleStart {
 struct TextTask {
   std::uint64_t seq = 0;
   SampleId id = 0;
-  std::string where;  // "file:line"
+  std::uint32_t source = 0;  // 0: source.files; i: the i-th [[source.mix]] entry
+  std::string where;         // "file:line"
   Conversation conversation;
   std::vector<std::uint32_t> visual_tokens;               // per image
   std::map<std::string, std::string> template_variables;  // set by record stages

@@ -32,11 +32,26 @@ namespace odbatch {
 enum class BadRecordPolicy : std::uint8_t { skip, fail };
 std::string_view to_string(BadRecordPolicy policy);
 
+// How a source's records are templated where it differs from [tokenizer]: a [[source.mix]]
+// entry's own chat template or system prompt (unset: the [tokenizer] table's).
+struct TemplateOverrides {
+  std::optional<ChatTemplate> chat_template;
+  std::optional<std::filesystem::path> template_file;
+  std::optional<std::string> template_name;
+  std::optional<std::string> system_prompt;
+
+  bool empty() const {
+    return !chat_template && !template_file && !template_name && !system_prompt;
+  }
+  friend bool operator==(const TemplateOverrides&, const TemplateOverrides&) = default;
+};
+
 // A further source mixed into every epoch ([[source.mix]]): its records are read once every
 // `epochs_per_pass` epochs, a chunk each epoch (odbatch/core/epoch_selection.hpp).
 struct MixSourceConfig {
   std::vector<std::string> files;  // as SourceConfig::files
   std::uint64_t epochs_per_pass = 1;
+  TemplateOverrides templating = TemplateOverrides();
 };
 
 struct SourceConfig {
@@ -140,8 +155,10 @@ std::vector<std::string> pipeline_config_keys();
 // Throws ConfigError naming the first invalid field (as "table.key").
 void validate(const PipelineConfig& config);
 
-// The tokenizer options with the batching config's length and label policies applied.
-TokenizerOptions effective_tokenizer_options(const PipelineConfig& config);
+// The tokenizer options with the batching config's length and label policies applied; for
+// `source` i > 0 (the i-th [[source.mix]] entry) with that entry's template overrides too.
+TokenizerOptions effective_tokenizer_options(const PipelineConfig& config,
+                                             std::uint32_t source = 0);
 
 // How far the reader may run ahead of admission, beyond `flow.reader_capacity`: `flow.lookahead`,
 // or the window when unset, so that a whole round's samples can be ready once the ramp is over.

@@ -48,10 +48,12 @@ std::variant<Conversation, RecordRejection> parse_conversation(
     std::span<const std::string> default_images = {},
     std::map<std::string, std::string>* other_fields = nullptr);
 
-// The first of the rules above that messages and image paths break (a record stage's result),
-// its message naming the offending message or image without a location; nullopt when they keep
-// them all. Images are never placed: the placeholders must already match them.
+// The first of the rules above that messages with `images` images break (a record stage's
+// result), its message naming the offending message or image without a location; nullopt when
+// they keep them all. `new_paths` are image paths not checked yet (those a stage named anew).
+// Images are never placed: the placeholders must already match them.
 std::optional<RecordRejection> conversation_problem(std::span<const Message> messages,
-                                                    std::span<const std::string> images);
+                                                    std::size_t images,
+                                                    std::span<const std::string> new_paths);
 
 }  // namespace odbatch
