@@ -314,7 +314,7 @@ TEST_CASE("random flips give the same batches on a rerun, whatever the workers a
   CHECK(mirrored < images);
 }
 
-TEST_CASE("a record stage may drop images; a conversation it breaks is its named rejection") {
+TEST_CASE("a record stage may drop images, and a conversation it breaks is its named rejection") {
   const test::TempDir dir;
   auto records = test::image_records(10, false);
   const auto text = test::text_records(10);
