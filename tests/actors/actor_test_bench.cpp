@@ -20,8 +20,24 @@ std::string describe(const Joined& joined) {
   return "rejected " + std::to_string(joined.rejection->id);
 }
 
+std::string describe(const std::optional<Rejection>& rejection) {
+  return rejection ? " rejected " + rejection->reason : std::string(" kept");
+}
+
 std::string describe(const caf::message& m) {
   if (m.match_elements<Joined>()) return describe(m.get_as<Joined>(0));
+  if (m.match_elements<RecordWork>()) {
+    const auto& work = m.get_as<RecordWork>(0);
+    std::string text = "record " + std::to_string(work.record.id) + describe(work.rejection);
+    for (const auto& message : work.record.messages) text += " | " + message.content;
+    return text;
+  }
+  if (m.match_elements<SampleWork>()) {
+    const auto& work = m.get_as<SampleWork>(0);
+    const auto id = work.sample ? work.sample->id : work.rejection->id;
+    return "sample " + std::to_string(id) + describe(work.rejection) +
+           (work.sample ? " labels " + std::to_string(work.sample->supervised_targets) : "");
+  }
   if (m.match_elements<admit_atom, Joined>()) return "admit " + describe(m.get_as<Joined>(1));
   if (m.match_elements<restore_atom, Joined, std::uint32_t>())
     return "restore " + describe(m.get_as<Joined>(1)) + " age " +
@@ -90,7 +106,9 @@ caf::actor_system_config& deterministic(caf::actor_system_config& config) {
 
 }  // namespace
 
-ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shard, EpochStart start)
+ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shard, EpochStart start,
+                               const StageRegistry& stages,
+                               std::shared_ptr<const DatasetIndex> index)
     : system_(deterministic(system_config_)),
       scheduler_(dynamic_cast<caf::scheduler::test_coordinator&>(system_.scheduler())),
       group_(InprocGroup::create(1)),
@@ -101,6 +119,8 @@ ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shar
   system_.await_actors_before_shutdown(false);
   auto resources = std::make_shared<PipelineResources>();
   resources->config = std::move(config);
+  resources->stages = make_user_stages(resources->config, stages, stats_);
+  resources->index = std::move(index);
   resources->image_buffers = std::make_shared<ImageBufferPool>(16, std::size_t{16} << 20);
   ShardSequence sequence;
   sequence.append_ids(std::move(shard));
@@ -115,6 +135,12 @@ ActorTestBench::ActorTestBench(PipelineConfig config, std::vector<SampleId> shar
   w.aligner = caf::actor_cast<aligner_actor>(probe_for("aligner"));
   w.emitter = caf::actor_cast<emitter_actor>(probe_for("emitter"));
   w.coordinator = system_.spawn(planning_coordinator, context_->config().batching, log_);
+  for (const auto& stage : context_->resources().stages.record)
+    w.record_stages.push_back(
+        {caf::actor_cast<record_stage_dispatcher_actor>(probe_for(stage.config.name.c_str())), {}});
+  for (const auto& stage : context_->resources().stages.sample)
+    w.sample_stages.push_back(
+        {caf::actor_cast<sample_stage_dispatcher_actor>(probe_for(stage.config.name.c_str())), {}});
 }
 
 ActorTestBench::~ActorTestBench() {

@@ -20,8 +20,11 @@ class ActorTestBench {
  public:
   // An epoch of `shard` (ids in reading order) with `config`, starting at `start` (a resumed
   // epoch's `shard` begins with its restored samples), every actor of its wiring a probe until a
-  // test replaces it by the actor under test.
-  ActorTestBench(PipelineConfig config, std::vector<SampleId> shard, EpochStart start = {});
+  // test replaces it by the actor under test. config.stages are made from `stages`, each stage's
+  // dispatcher a probe too; `index`, when given, locates the shard's records.
+  ActorTestBench(PipelineConfig config, std::vector<SampleId> shard, EpochStart start = {},
+                 const StageRegistry& stages = {},
+                 std::shared_ptr<const DatasetIndex> index = nullptr);
   ~ActorTestBench();
 
   caf::actor_system& system() { return system_; }
@@ -38,7 +41,8 @@ class ActorTestBench {
   void run();
 
   // What the probe standing in for `actor` ("reader", "joiner", "packer", "aligner",
-  // "coordinator", "emitter") received since the last call, one line per message.
+  // "coordinator", "emitter", or a user stage's name for its dispatcher) received since the last
+  // call, one line per message.
   std::vector<std::string> received(const std::string& actor);
 
  private:
@@ -46,6 +50,11 @@ class ActorTestBench {
   caf::actor_system system_;
   caf::scheduler::test_coordinator& scheduler_;
   PipelineStats stats_;
+
+ public:
+  PipelineStats& stats() { return stats_; }
+
+ private:
   std::shared_ptr<InprocGroup> group_;
   std::unique_ptr<Collective> collective_;
   std::shared_ptr<BatchQueue> queue_;
