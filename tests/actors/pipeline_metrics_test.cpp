@@ -215,3 +215,52 @@ TEST_CASE("a client that sends nothing does not hold up the pipeline's destructi
 }
 
 }  // namespace odbatch
+
+namespace odbatch {
+namespace {
+
+// Rejects records whose id is odd.
+class RejectOddRecords : public RecordStage {
+ public:
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    return record.id % 2 ? reject("odd") : keep();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a stage's reasons are exported from 0, and its work and queue like a built-in stage's") {
+  const Records records;
+  auto config = with_metrics(records.file);
+  StageConfig stage;
+  stage.name = "odd";
+  stage.type = "reject_odd";
+  stage.reasons = {"declared_in_config"};
+  config.stages = {stage};
+  PipelineOptions options;
+  options.stages.add_record_stage(
+      "reject_odd", "1", [](const StageParams&) { return std::make_unique<RejectOddRecords>(); },
+      {"odd", "never_given"});
+  Pipeline pipeline(config, DistEnv::single(), std::move(options));
+  const auto before = test::http_get(pipeline.metrics_port(), "/metrics").body;
+  for (const char* reason :
+       {"odd:odd", "odd:never_given", "odd:declared_in_config", "odd:exception"})
+    CHECK(sample_value(before, "odbatch_samples_rejected_total{rank=\"0\",reason=\"" +
+                                   std::string(reason) + "\"}") == 0.0);
+  pipeline.start_epoch(0);
+  test::drain(pipeline);
+  const auto after = test::http_get(pipeline.metrics_port(), "/metrics").body;
+  test::promtool_check(after, "stage-reasons");
+  const auto s = pipeline.stats();
+  CHECK(s.rejected_by_reason.at("odd:odd") == 78);
+  CHECK(sample_value(after, "odbatch_samples_rejected_total{rank=\"0\",reason=\"odd:odd\"}") == 78);
+  CHECK(sample_value(after, "odbatch_stage_items_total{rank=\"0\",stage=\"odd\"}") ==
+        real(s.records_read));
+  CHECK(sample_value(after, "odbatch_queue_capacity{rank=\"0\",queue=\"odd\"}") > 0);
+  const auto json = nlohmann::json::parse(pipeline.stats_json());
+  CHECK(json["stages"]["odd"]["items"] == s.records_read);
+  CHECK(json["queues"]["odd"]["depth"] == 0);
+  CHECK(json["rejected_by_reason"]["odd:odd"] == 78);
+}
+
+}  // namespace odbatch

@@ -404,3 +404,40 @@ TEST_CASE("a stage's type, kind and parameters are checked when the pipeline is 
 }
 
 }  // namespace odbatch
+
+namespace odbatch {
+
+TEST_CASE("a checkpoint of other stages is refused naming the stage, and fail stops at a stage's") {
+  const test::TempDir dir;
+  const auto records = test::text_records(60);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  config.batching.window = 8;
+  auto filter = stage("quality", StageKind::record, "short_answer");
+  filter.params.set("min_chars", std::int64_t{80});
+  config.stages = {filter};
+  Checkpoint checkpoint;
+  {
+    Pipeline pipeline(config, DistEnv::single(), with_test_stages());
+    pipeline.start_epoch(0);
+    REQUIRE(pipeline.next_batch());
+    checkpoint = pipeline.state();
+  }
+  auto other = config;
+  other.stages[0].params.set("min_chars", std::int64_t{81});
+  CHECK_THROWS_WITH_AS(Pipeline::resume(other, DistEnv::single(), checkpoint, with_test_stages()),
+                       doctest::Contains("stage.quality"), CheckpointError);
+  other.stages.clear();
+  CHECK_THROWS_WITH_AS(Pipeline::resume(other, DistEnv::single(), checkpoint, with_test_stages()),
+                       doctest::Contains("stage.quality"), CheckpointError);
+  CHECK_NOTHROW(Pipeline::resume(config, DistEnv::single(), checkpoint, with_test_stages()));
+
+  // Under on_bad_record = fail a stage's rejection fails the epoch like any other.
+  config.source.on_bad_record = BadRecordPolicy::fail;
+  Pipeline failing(config, DistEnv::single(), with_test_stages());
+  failing.start_epoch(0);
+  CHECK_THROWS_WITH_AS(test::drain(failing), doctest::Contains("rejected (quality:too_short)"),
+                       PipelineFailure);
+}
+
+}  // namespace odbatch
