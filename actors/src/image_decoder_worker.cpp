@@ -54,7 +54,7 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
           DecodedImage image = pool->take();
           if (image.rgb.capacity() + image.patch_values.capacity() > 0)
             epoch.stats().image_buffers_reused.fetch_add(1, std::memory_order_relaxed);
-          if (const auto error = s.processor->process(*task.jpeg, image)) {
+          if (const auto error = s.processor->process(*task.jpeg, image, task.crop)) {
             pool->give_back(std::move(image));
             // Worded as the reader words the header stage's: the record's "file:line" first.
             done.rejection = Rejection{task.id, std::string(to_string(error->kind)),

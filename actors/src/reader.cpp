@@ -7,6 +7,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "odbatch/image/image_crop.hpp"
 #include "odbatch/image/image_decoder.hpp"
 #include "odbatch/image/image_file.hpp"
 #include "odbatch/source/conversation_parser.hpp"
@@ -185,7 +186,17 @@ void finalize(ReaderState& s, RecordWork& work, const std::vector<TarMember>* me
       work.loaded.push_back(std::move(*image));
       loaded = std::prev(work.loaded.end());
     }
-    const auto target = smart_resize(loaded->height, loaded->width, geometry);
+    // A stage's crop decides the grid; the stage worker checked it against the header's size,
+    // but an image a stage named anew is known only now.
+    const auto& crop = record.images[i].crop;
+    if (crop)
+      if (const auto problem = crop_problem(*crop, loaded->width, loaded->height)) {
+        start.rejection = rejection_of(record.id, std::string(to_string(problem->kind)),
+                                       record.where + ": image " + path + ": " + problem->message);
+        return;
+      }
+    const auto target = crop ? smart_resize(crop->height, crop->width, geometry)
+                             : smart_resize(loaded->height, loaded->width, geometry);
     if (!target) {
       start.rejection =
           rejection_of(record.id, std::string(to_string(target.error().kind)),
@@ -199,6 +210,7 @@ void finalize(ReaderState& s, RecordWork& work, const std::vector<TarMember>* me
     image.image = i;
     image.path = path;
     image.jpeg = loaded->bytes;
+    image.crop = crop;
     images.push_back(std::move(image));
     text.conversation.images.push_back(path);
   }

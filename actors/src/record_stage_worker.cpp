@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "odbatch/image/image_crop.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "stage_call.hpp"
 #include "stage_pools.hpp"
@@ -25,6 +26,15 @@ std::optional<Rejection> conversation_rejection(const std::string& stage, const 
     if (std::none_of(work.loaded.begin(), work.loaded.end(),
                      [&](const LoadedImage& loaded) { return loaded.path == image.path; }))
       new_paths.push_back(image.path);
+  for (std::size_t i = 0; i < record.images.size(); ++i) {
+    const auto& image = record.images[i];
+    // A crop of an image named anew is checked once its header is read, after the stages.
+    if (!image.crop || image.width == 0) continue;
+    if (const auto bad = crop_problem(*image.crop, image.width, image.height))
+      return Rejection{
+          record.id, stage + ":bad_crop",
+          record.where + ": after stage " + stage + ": image " + image.path + ": " + bad->message};
+  }
   const auto problem = conversation_problem(record.messages, record.images.size(), new_paths);
   if (!problem) return std::nullopt;
   return Rejection{record.id, stage + ":" + std::string(to_string(problem->reason)),

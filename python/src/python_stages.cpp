@@ -98,6 +98,11 @@ class PythonRecordStage final : public RecordStage {
       i["path"] = image.path;
       i["width"] = image.width;
       i["height"] = image.height;
+      if (image.crop)
+        i["crop"] =
+            py::make_tuple(image.crop->x, image.crop->y, image.crop->width, image.crop->height);
+      else
+        i["crop"] = py::none();
       images.append(std::move(i));
     }
     value["images"] = std::move(images);
@@ -123,6 +128,14 @@ class PythonRecordStage final : public RecordStage {
         // A path a stage names anew is read after the stages; its size is the header's then.
         for (const auto& known : record.images)
           if (known.path == image.path) image = known;
+        image.crop.reset();
+        if (i.contains("crop") && !i["crop"].is_none()) {
+          const auto box =
+              i["crop"]
+                  .cast<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>>();
+          image.crop =
+              ImageCrop{std::get<0>(box), std::get<1>(box), std::get<2>(box), std::get<3>(box)};
+        }
         kept.push_back(std::move(image));
       }
       record.messages = std::move(changed);

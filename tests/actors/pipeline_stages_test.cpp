@@ -133,8 +133,26 @@ class TagRecord : public RecordStage {
   }
 };
 
+// Keeps the left half of each image (params.overflow: a crop one pixel wider than the image).
+class CropLeftHalf : public RecordStage {
+ public:
+  explicit CropLeftHalf(bool overflow) : overflow_(overflow) {}
+  StageVerdict process(StageRecord& record, StageContext&) override {
+    for (auto& image : record.images)
+      image.crop = ImageCrop{0, 0, overflow_ ? image.width + 1 : std::max(1u, image.width / 2),
+                             image.height};
+    return keep();
+  }
+
+ private:
+  bool overflow_;
+};
+
 StageRegistry test_stages() {
   StageRegistry registry;
+  registry.add_record_stage("crop_left", "1", [](const StageParams& params) {
+    return std::make_unique<CropLeftHalf>(params.flag("overflow", false));
+  });
   registry.add_record_stage("drop_images", "1",
                             [](const StageParams&) { return std::make_unique<DropImages>(); });
   registry.add_record_stage("break", "1", [](const StageParams& params) {
@@ -345,6 +363,42 @@ TEST_CASE("a record stage may drop images, and a conversation it breaks is its n
       CHECK(rejection.detail.find(": after stage broken: ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("a crop box a record stage chooses from the header fixes the grid the decoder makes") {
+  const test::TempDir dir;
+  const auto records = test::image_records(8, false);
+  test::write_jsonl(dir.path() / "records.jsonl", records);
+  auto config = test::small_config({dir.path() / "records.jsonl"});
+  const auto plain = test::run_single_rank_epoch(config, dir.path() / "plain.jsonl");
+  config.stages = {stage("crop", StageKind::record, "crop_left", 1)};
+  const auto cropped =
+      test::run_single_rank_epoch(config, dir.path() / "cropped.jsonl", with_test_stages());
+  test::check_and_audit(cropped, config, images_per_id(records));
+  CHECK(cropped.ledger.rejected.empty());
+  // Half as wide: every image's grid has fewer columns than uncropped, the same ids emitted.
+  std::map<SampleId, std::vector<std::int32_t>> plain_grids, cropped_grids;
+  for (const auto* run : {&plain, &cropped})
+    for (const auto& batch : run->batches) {
+      const auto grids = batch->image_grid_thw();
+      std::size_t image = 0;
+      for (const auto id : batch->step_info().sample_ids)
+        for (std::size_t n = 0; n < records[id].images; ++n, ++image)
+          (run == &plain ? plain_grids : cropped_grids)[id].push_back(grids[image * 3 + 2]);
+    }
+  REQUIRE(plain_grids.size() == cropped_grids.size());
+  for (const auto& [id, columns] : plain_grids) {
+    CAPTURE(id);
+    REQUIRE(cropped_grids.at(id).size() == columns.size());
+    for (std::size_t i = 0; i < columns.size(); ++i) CHECK(cropped_grids.at(id)[i] < columns[i]);
+  }
+  auto overflow = stage("crop", StageKind::record, "crop_left", 1);
+  overflow.params.set("overflow", true);
+  config.stages = {overflow};
+  const auto refused =
+      test::run_single_rank_epoch(config, dir.path() / "overflow.jsonl", with_test_stages());
+  CHECK(reasons_of(refused.ledger) == std::map<std::string, std::uint64_t>{{"crop:bad_crop", 8}});
+  CHECK(refused.ledger.rejected.front().detail.find("is not within the") != std::string::npos);
 }
 
 TEST_CASE("template variables a record stage sets reach a Jinja template, and no preset") {

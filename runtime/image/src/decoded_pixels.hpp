@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "odbatch/image/bicubic_resampler.hpp"
+#include "odbatch/image/image_crop.hpp"
 #include "odbatch/image/image_error.hpp"
 #include "odbatch/image/jpeg_decoder_limits.hpp"
 #include "odbatch/image/vision_geometry.hpp"
@@ -37,18 +38,38 @@ inline std::optional<ImageError> check_declared_size(std::string_view format, st
   return std::nullopt;
 }
 
-// Sets `out`'s sizes for a full-size decode (no DCT scaling) to `target`, its RGB buffer sized
-// unless the pixels go to a sink.
+// The size smart_resize sees: the crop's, or the image's.
+inline std::uint32_t kept_width(std::uint32_t width, const std::optional<ImageCrop>& crop) {
+  return crop ? crop->width : width;
+}
+inline std::uint32_t kept_height(std::uint32_t height, const std::optional<ImageCrop>& crop) {
+  return crop ? crop->height : height;
+}
+
+// Moves the crop's rows of a full-size image (`width` pixels of `channels` bytes a row) to the
+// buffer's start, packed: each row moves to or before where it was, so it works in place.
+inline void crop_in_place(std::uint8_t* pixels, std::uint32_t width, std::uint32_t channels,
+                          const ImageCrop& crop) {
+  const std::size_t row = std::size_t{crop.width} * channels;
+  for (std::uint32_t y = 0; y < crop.height; ++y)
+    std::copy_n(pixels + ((std::size_t{crop.y} + y) * width + crop.x) * channels, row,
+                pixels + y * row);
+}
+
+// Sets `out`'s sizes for a full-size decode (no DCT scaling) to `target`, of the `crop` when
+// there is one, its RGB buffer sized unless the pixels go to a sink.
 inline void prepare(DecodedImage& out, std::uint32_t width, std::uint32_t height,
-                    const ResizeTarget& target, const RgbBandSink* sink) {
+                    const ResizeTarget& target, const RgbBandSink* sink,
+                    const std::optional<ImageCrop>& crop = std::nullopt) {
   out.grid = target.grid;
   out.width = target.width;
   out.height = target.height;
   out.source_width = width;
   out.source_height = height;
-  out.decoded_width = width;
-  out.decoded_height = height;
+  out.decoded_width = kept_width(width, crop);
+  out.decoded_height = kept_height(height, crop);
   out.dct_scale = DctScale{};
+  out.crop = crop;
   if (sink)
     out.rgb.clear();
   else
@@ -58,7 +79,7 @@ inline void prepare(DecodedImage& out, std::uint32_t width, std::uint32_t height
 // True when the full-size RGB pixels can be decoded straight into out.rgb.
 inline bool decodes_in_place(const DecodedImage& out, std::uint32_t channels,
                              const RgbBandSink* sink) {
-  return !sink && channels == 3 && out.decoded_width == out.width &&
+  return !sink && !out.crop && channels == 3 && out.decoded_width == out.width &&
          out.decoded_height == out.height;
 }
 

@@ -47,16 +47,17 @@ ImageResult<DecodedImage> ImageDecoder::decode(std::span<const std::uint8_t> byt
 
 std::optional<ImageError> ImageDecoder::decode(std::span<const std::uint8_t> bytes,
                                                const VisionGeometryConfig& geometry,
-                                               DecodedImage& out, RgbBandSink* sink) {
+                                               DecodedImage& out, RgbBandSink* sink,
+                                               const std::optional<ImageCrop>& crop) {
   const auto format = detect_image_format(bytes);
   if (!format) return format.error();
   switch (format.value()) {
     case ImageFormat::jpeg:
-      return jpeg_.decode(bytes, geometry, out, sink);
+      return jpeg_.decode(bytes, geometry, out, sink, crop);
     case ImageFormat::png:
-      return png_.decode(bytes, geometry, out, sink);
+      return png_.decode(bytes, geometry, out, sink, crop);
     case ImageFormat::webp:
-      return webp_.decode(bytes, geometry, out, sink);
+      return webp_.decode(bytes, geometry, out, sink, crop);
   }
   return ImageError{ImageErrorKind::unsupported, "unknown image format"};
 }

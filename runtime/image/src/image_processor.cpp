@@ -22,19 +22,20 @@ ImageResult<DecodedImage> ImageProcessor::process(std::span<const std::uint8_t> 
 }
 
 std::optional<ImageError> ImageProcessor::process(std::span<const std::uint8_t> image,
-                                                  DecodedImage& out) {
+                                                  DecodedImage& out,
+                                                  const std::optional<ImageCrop>& crop) {
   std::vector<std::uint8_t> rgb = std::move(out.rgb);
   PatchValueBytes patch_values = std::move(out.patch_values);
   out = DecodedImage{};
   if (!writer_) {
     out.rgb = std::move(rgb);
-    return decoder_.decode(image, geometry_, out);
+    return decoder_.decode(image, geometry_, out, nullptr, crop);
   }
   out.patch_values = std::move(patch_values);
   out.dtype = writer_->dtype();
   out.values_per_patch = writer_->values_per_patch();
   PixelValuesSink sink(*writer_, out);
-  return decoder_.decode(image, geometry_, out, &sink);
+  return decoder_.decode(image, geometry_, out, &sink, crop);
 }
 
 void ImageProcessor::PixelValuesSink::begin(std::uint32_t width, std::uint32_t height) {

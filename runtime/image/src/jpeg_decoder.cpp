@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "decoded_pixels.hpp"
+
 namespace odbatch {
 namespace {
 
@@ -224,30 +226,44 @@ ImageResult<DecodedImage> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
 
 std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg,
                                               const VisionGeometryConfig& geometry,
-                                              DecodedImage& out, RgbBandSink* sink) {
+                                              DecodedImage& out, RgbBandSink* sink,
+                                              const std::optional<ImageCrop>& crop) {
   auto header = read_header(jpeg);
   if (!header) return header.error();
-  auto target = smart_resize(header.value().height, header.value().width, geometry);
+  const std::uint32_t source_width = header.value().width;
+  const std::uint32_t source_height = header.value().height;
+  if (crop)
+    if (auto error = crop_problem(*crop, source_width, source_height)) return error;
+  auto target = smart_resize(image_detail::kept_height(source_height, crop),
+                             image_detail::kept_width(source_width, crop), geometry);
   if (!target) return target.error();
 
-  const DctScale scale = covering_scale(header.value(), target.value());
+  // A crop is cut from the full-size image: its sides need not be multiples of a DCT scale.
+  const DctScale scale = crop ? DctScale{} : covering_scale(header.value(), target.value());
   out.grid = target.value().grid;
   out.width = target.value().width;
   out.height = target.value().height;
-  out.source_width = header.value().width;
-  out.source_height = header.value().height;
-  out.decoded_width = scaled(out.source_width, scale);
-  out.decoded_height = scaled(out.source_height, scale);
+  out.source_width = source_width;
+  out.source_height = source_height;
+  // What libjpeg-turbo decodes, and (after the crop) what is resized.
+  const std::uint32_t full_width = scaled(source_width, scale);
+  const std::uint32_t full_height = scaled(source_height, scale);
+  out.decoded_width = image_detail::kept_width(full_width, crop);
+  out.decoded_height = image_detail::kept_height(full_height, crop);
   out.dct_scale = scale;
+  out.crop = crop;
   if (sink)
     out.rgb.clear();
   else
     out.rgb.resize(std::size_t{out.width} * out.height * 3);
-  const bool resize = out.decoded_width != out.width || out.decoded_height != out.height;
-  const std::size_t pixels = std::size_t{out.decoded_width} * out.decoded_height;
-  // The decoded pixels (`channels` bytes each, in decoded_) resized into out.rgb or the sink.
+  const bool resize = crop || out.decoded_width != out.width || out.decoded_height != out.height;
+  const std::size_t pixels = std::size_t{full_width} * full_height;
+  // The decoded pixels (`channels` bytes each, in decoded_) cropped, then resized into out.rgb
+  // or the sink.
   const auto finish = [&](std::uint32_t channels) {
-    const std::span<const std::uint8_t> decoded(decoded_.data(), pixels * channels);
+    if (crop) image_detail::crop_in_place(decoded_.data(), full_width, channels, *crop);
+    const std::span<const std::uint8_t> decoded(
+        decoded_.data(), std::size_t{out.decoded_width} * out.decoded_height * channels);
     if (sink)
       resampler_.resize_in_bands(decoded, out.decoded_width, out.decoded_height, channels,
                                  out.width, out.height, *sink);
@@ -263,8 +279,7 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
   if (colorspace == JpegColorspace::cmyk || colorspace == JpegColorspace::ycck) {
     // libjpeg turns YCCK into CMYK; the conversion to RGB works in place (see cmyk_to_rgb).
     decoded_.resize(pixels * 4);
-    if (auto error =
-            decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_CMYK, decoded_.data()))
+    if (auto error = decompress(jpeg, full_width, full_height, TJPF_CMYK, decoded_.data()))
       return error;
     if (!resize && !sink) {
       cmyk_to_rgb(decoded_.data(), pixels, out.rgb.data());
@@ -277,10 +292,9 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
 
   if (colorspace != JpegColorspace::grey) {
     if (!resize && !sink)
-      return decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_RGB, out.rgb.data());
+      return decompress(jpeg, full_width, full_height, TJPF_RGB, out.rgb.data());
     decoded_.resize(pixels * 3);
-    if (auto error =
-            decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_RGB, decoded_.data()))
+    if (auto error = decompress(jpeg, full_width, full_height, TJPF_RGB, decoded_.data()))
       return error;
     finish(3);
     return std::nullopt;
@@ -289,8 +303,7 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
   // Grey is decoded and resized as one channel, written to R, G and B as it goes: the same
   // pixels as resizing its RGB conversion, with a third of the work.
   decoded_.resize(pixels);
-  if (auto error =
-          decompress(jpeg, out.decoded_width, out.decoded_height, TJPF_GRAY, decoded_.data()))
+  if (auto error = decompress(jpeg, full_width, full_height, TJPF_GRAY, decoded_.data()))
     return error;
   finish(1);
   return std::nullopt;

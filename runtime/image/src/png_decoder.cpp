@@ -225,13 +225,17 @@ ImageResult<DecodedImage> PngDecoder::decode(std::span<const std::uint8_t> png,
 
 std::optional<ImageError> PngDecoder::decode(std::span<const std::uint8_t> png,
                                              const VisionGeometryConfig& geometry,
-                                             DecodedImage& out, RgbBandSink* sink) {
+                                             DecodedImage& out, RgbBandSink* sink,
+                                             const std::optional<ImageCrop>& crop) {
   auto parsed = read_header(png);
   if (!parsed) return parsed.error();
   const PngHeader& header = parsed.value();
-  auto target = smart_resize(header.height, header.width, geometry);
+  if (crop)
+    if (auto error = crop_problem(*crop, header.width, header.height)) return error;
+  auto target = smart_resize(image_detail::kept_height(header.height, crop),
+                             image_detail::kept_width(header.width, crop), geometry);
   if (!target) return target.error();
-  image_detail::prepare(out, header.width, header.height, target.value(), sink);
+  image_detail::prepare(out, header.width, header.height, target.value(), sink, crop);
 
   // Palette indices are expanded to RGB in place, so their buffer holds three bytes a pixel.
   const std::size_t pixels = std::size_t{header.width} * header.height;
@@ -271,6 +275,7 @@ std::optional<ImageError> PngDecoder::decode(std::span<const std::uint8_t> png,
       buffer[i] = static_cast<std::uint8_t>(std::min(value, 255u));
     }
   }
+  if (crop) image_detail::crop_in_place(decoded_.data(), header.width, header.components, *crop);
   if (!in_place) image_detail::resize_into(resampler_, decoded_, header.components, out, sink);
   return std::nullopt;
 }

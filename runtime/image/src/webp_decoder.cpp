@@ -102,17 +102,22 @@ ImageResult<DecodedImage> WebpDecoder::decode(std::span<const std::uint8_t> webp
 
 std::optional<ImageError> WebpDecoder::decode(std::span<const std::uint8_t> webp,
                                               const VisionGeometryConfig& geometry,
-                                              DecodedImage& out, RgbBandSink* sink) {
+                                              DecodedImage& out, RgbBandSink* sink,
+                                              const std::optional<ImageCrop>& crop) {
   auto parsed = read_header(webp);
   if (!parsed) return parsed.error();
   const WebpHeader& header = parsed.value();
-  auto target = smart_resize(header.height, header.width, geometry);
+  if (crop)
+    if (auto error = crop_problem(*crop, header.width, header.height)) return error;
+  auto target = smart_resize(image_detail::kept_height(header.height, crop),
+                             image_detail::kept_width(header.width, crop), geometry);
   if (!target) return target.error();
-  image_detail::prepare(out, header.width, header.height, target.value(), sink);
+  image_detail::prepare(out, header.width, header.height, target.value(), sink, crop);
   const bool in_place = image_detail::decodes_in_place(out, 3, sink);
   if (!in_place) decoded_.resize(std::size_t{header.width} * header.height * 3);
   if (auto error = decode_first_frame(webp, header, in_place ? out.rgb.data() : decoded_.data()))
     return error;
+  if (crop) image_detail::crop_in_place(decoded_.data(), header.width, 3, *crop);
   if (!in_place) image_detail::resize_into(resampler_, decoded_, 3, out, sink);
   return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,6 +21,18 @@ struct ImageGrid {
   std::uint32_t patches() const { return grid_h * grid_w; }
 
   friend bool operator==(const ImageGrid&, const ImageGrid&) = default;
+};
+
+// A rectangle of an image's source pixels (its header's size) that a record stage keeps: the
+// decoder cuts it out of the full-size image before resizing it to its grid, as Pillow's
+// img.crop((x, y, x + width, y + height)) before resize() does.
+struct ImageCrop {
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+
+  friend bool operator==(const ImageCrop&, const ImageCrop&) = default;
 };
 
 // The libjpeg-turbo DCT scaling factor an image was decoded at: num/den of its source size.
@@ -81,9 +94,10 @@ struct DecodedImage {
   std::uint32_t values_per_patch = 0;
   std::uint32_t source_width = 0;  // as the JPEG header declares
   std::uint32_t source_height = 0;
-  std::uint32_t decoded_width = 0;  // after DCT scaling, before resizing
+  std::uint32_t decoded_width = 0;  // after DCT scaling (and the crop), before resizing
   std::uint32_t decoded_height = 0;
   DctScale dct_scale;
+  std::optional<ImageCrop> crop;  // of the source, when one was asked for (decoded at full size)
 };
 
 }  // namespace odbatch

@@ -74,6 +74,7 @@ struct ImageTask {
   std::uint32_t image = 0;  // index within the sample
   std::string path;
   std::shared_ptr<const std::vector<std::uint8_t>> jpeg;
+  std::optional<ImageCrop> crop;  // a record stage's
 };
 
 struct TextDone {

@@ -9,6 +9,7 @@
 
 #include "odbatch/core/conversation.hpp"
 #include "odbatch/core/sample.hpp"
+#include "odbatch/proto_msgs/decoded_image.hpp"
 
 namespace odbatch {
 
@@ -20,6 +21,10 @@ struct StageImage {
   // As the file's header declares them; 0 for a path a stage added (not read yet).
   std::uint32_t width = 0;
   std::uint32_t height = 0;
+  // Set by a stage: the rectangle of the source (within width x height) the image is cut to
+  // before it is resized; its visual tokens follow from the crop's size. The image is then
+  // decoded at full size.
+  std::optional<ImageCrop> crop = std::nullopt;
 
   friend bool operator==(const StageImage&, const StageImage&) = default;
 };

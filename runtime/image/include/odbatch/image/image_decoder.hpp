@@ -44,10 +44,12 @@ class ImageDecoder {
 
   // Decodes into `out`, reusing its pixel vector's capacity. On error `out` is left
   // unspecified. Throws ConfigError for an invalid geometry config.
-  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
+  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty. With a
+  // `crop`, that rectangle of the full-size image is what is resized.
   std::optional<ImageError> decode(std::span<const std::uint8_t> bytes,
                                    const VisionGeometryConfig& geometry, DecodedImage& out,
-                                   RgbBandSink* sink = nullptr);
+                                   RgbBandSink* sink = nullptr,
+                                   const std::optional<ImageCrop>& crop = std::nullopt);
 
  private:
   JpegDecoder jpeg_;

@@ -30,8 +30,10 @@ class ImageProcessor {
   // and `values_per_patch` filled, `rgb` empty. Bad data comes back as an ImageError.
   ImageResult<DecodedImage> process(std::span<const std::uint8_t> image);
   // The same into `out`, whose pixel buffers are reused (ImageBufferPool::take): their capacity
-  // is kept and they are not cleared first. Every other field of `out` is overwritten.
-  std::optional<ImageError> process(std::span<const std::uint8_t> image, DecodedImage& out);
+  // is kept and they are not cleared first. Every other field of `out` is overwritten. With a
+  // `crop` (a record stage's), that rectangle of the full-size image is what is resized.
+  std::optional<ImageError> process(std::span<const std::uint8_t> image, DecodedImage& out,
+                                    const std::optional<ImageCrop>& crop = std::nullopt);
 
  private:
   // Hands the resize's block rows to the writer, into the image being made.

@@ -70,10 +70,13 @@ class JpegDecoder {
   // Decodes into `out`, reusing its pixel vector's capacity, so a caller that recycles
   // DecodedImages decodes without allocating once buffers have grown. On error `out` is left
   // unspecified. Throws ConfigError for an invalid geometry config.
-  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
+  // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty. With a
+  // `crop`, the image is decoded at full size and that rectangle of it resized (a bad_geometry
+  // error when it is not within the image).
   std::optional<ImageError> decode(std::span<const std::uint8_t> jpeg,
                                    const VisionGeometryConfig& geometry, DecodedImage& out,
-                                   RgbBandSink* sink = nullptr);
+                                   RgbBandSink* sink = nullptr,
+                                   const std::optional<ImageCrop>& crop = std::nullopt);
 
  private:
   // `pixel_format` is a TJPF value: RGB, grey for one-component JPEGs, CMYK for four.

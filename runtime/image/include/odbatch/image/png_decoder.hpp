@@ -73,7 +73,8 @@ class PngDecoder {
   // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
   std::optional<ImageError> decode(std::span<const std::uint8_t> png,
                                    const VisionGeometryConfig& geometry, DecodedImage& out,
-                                   RgbBandSink* sink = nullptr);
+                                   RgbBandSink* sink = nullptr,
+                                   const std::optional<ImageCrop>& crop = std::nullopt);
 
  private:
   JpegDecoderLimits limits_;

@@ -56,7 +56,8 @@ class WebpDecoder {
   // With a `sink`, the resized RGB goes to it band by band and out.rgb stays empty.
   std::optional<ImageError> decode(std::span<const std::uint8_t> webp,
                                    const VisionGeometryConfig& geometry, DecodedImage& out,
-                                   RgbBandSink* sink = nullptr);
+                                   RgbBandSink* sink = nullptr,
+                                   const std::optional<ImageCrop>& crop = std::nullopt);
 
  private:
   std::optional<ImageError> decode_first_frame(std::span<const std::uint8_t> webp,
