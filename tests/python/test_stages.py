@@ -107,6 +107,21 @@ class PythonStages(ScratchTestCase):
         self.assertEqual(len(flipped), len(original))
         self.assertTrue(any(not np.array_equal(a, b) for a, b in zip(flipped, original)))
 
+    def test_a_record_stage_crops_from_the_header_and_the_grid_follows(self):
+        config = self.config([("crop", "record")], text=0, images=6)
+
+        def left_half(record):
+            for image in record["images"]:
+                self.assertIsNone(image["crop"])
+                image["crop"] = (0, 0, max(1, image["width"] // 2), image["height"])
+            return record
+
+        _, plain = self.run_epoch(self.config([], text=0, images=6), {})
+        _, cropped = self.run_epoch(config, {"crop": left_half})
+        columns = lambda run: sorted(int(c) for b, _ in run for c in b["image_grid_thw"][:, 2])  # noqa: E731
+        self.assertEqual(len(columns(plain)), len(columns(cropped)))
+        self.assertLess(sum(columns(cropped)), sum(columns(plain)))
+
     def test_a_sample_stage_that_changes_a_shape_fails_the_epoch_naming_it(self):
         config = self.config([("cut", "sample")], text=8)
 
