@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "mirrored_image.hpp"
 #include "odbatch/core/stable_hash.hpp"
 #include "odbatch/stage/stage.hpp"
 #include "pipeline_test_support.hpp"
@@ -36,14 +37,8 @@ class RejectSome : public RecordStage {
 class FlipSome : public SampleStage {
  public:
   StageVerdict process(StageSample& sample, StageContext& context) override {
-    for (auto& image : sample.images) {
-      if (!context.random().bernoulli(0.5)) continue;
-      for (std::uint32_t y = 0; y < image.height; ++y) {
-        auto* row = image.rgb.data() + std::size_t{y} * image.width * 3;
-        for (std::uint32_t l = 0, r = image.width - 1; l < r; ++l, --r)
-          for (int c = 0; c < 3; ++c) std::swap(row[l * 3 + c], row[r * 3 + c]);
-      }
-    }
+    for (auto& image : sample.images)
+      if (context.random().bernoulli(0.5)) test::mirror_left_right(image);
     return keep();
   }
 };

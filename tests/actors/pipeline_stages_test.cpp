@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "mirrored_image.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/stage/stage.hpp"
@@ -58,14 +59,8 @@ class MaskEven : public SampleStage {
 class RandomFlip : public SampleStage {
  public:
   StageVerdict process(StageSample& sample, StageContext& context) override {
-    for (auto& image : sample.images) {
-      if (!context.random().bernoulli(0.5)) continue;
-      for (std::uint32_t y = 0; y < image.height; ++y) {
-        auto* row = image.rgb.data() + std::size_t{y} * image.width * 3;
-        for (std::uint32_t l = 0, r = image.width - 1; l < r; ++l, --r)
-          for (int c = 0; c < 3; ++c) std::swap(row[l * 3 + c], row[r * 3 + c]);
-      }
-    }
+    for (auto& image : sample.images)
+      if (context.random().bernoulli(0.5)) test::mirror_left_right(image);
     return keep();
   }
 };

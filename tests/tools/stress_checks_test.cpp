@@ -72,7 +72,6 @@ TEST_CASE("config variant: a key is replaced in its table, a missing one added a
         "shuffle_note = 1\n");
   CHECK(with_table_values("[batching]\nwindow = 4\n", "source", {{"shuffle", "false"}}) ==
         "[batching]\nwindow = 4\n[source]\nshuffle = false\n");
-  CHECK(toml_string("a\"b\\c\n") == "\"a\\\"b\\\\c\\u000a\"");
 }
 
 }  // namespace

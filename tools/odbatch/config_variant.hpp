@@ -15,7 +15,4 @@ namespace odbatch::cli {
 std::string with_table_values(const std::string& toml, const std::string& table,
                               const std::vector<std::pair<std::string, std::string>>& values);
 
-// `text` as a TOML basic string, quotes included.
-std::string toml_string(const std::string& text);
-
 }  // namespace odbatch::cli

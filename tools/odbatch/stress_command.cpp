@@ -19,6 +19,7 @@
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/core/fault_spec.hpp"
+#include "odbatch/core/toml_string.hpp"
 #include "odbatch/dist/local_launcher.hpp"
 #include "rank_processes.hpp"
 #include "stress_checks.hpp"

@@ -1,5 +1,7 @@
 #include "odbatch/stage/stage_params.hpp"
 
+#include "odbatch/core/toml_string.hpp"
+
 #include <cstdio>
 
 namespace odbatch {
@@ -25,24 +27,6 @@ std::string type_name(const StageParamValue& value) {
   throw StageParamError("params." + key + ": expected " + expected + ", got " + type_name(value));
 }
 
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 std::string scalar_text(const StageParamScalar& value) {
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
@@ -51,7 +35,7 @@ std::string scalar_text(const StageParamScalar& value) {
     std::snprintf(text, sizeof text, "%.17g", *d);
     return text;
   }
-  return quoted(std::get<std::string>(value));
+  return toml_string(std::get<std::string>(value));
 }
 
 }  // namespace
