@@ -74,7 +74,7 @@ void stage_if_complete(joiner_actor::stateful_pointer<JoinerState> self, std::ui
   const auto& pools = s.context->wiring().sample_stages;
   if (pools.empty()) return;
   auto& p = s.pending[seq];
-  if (!p.complete() || p.staging) return;
+  if (!p.complete() || p.staging || p.joined) return;
   Joined joined;
   {
     StageTimer timer(s.context->stats().joiner);

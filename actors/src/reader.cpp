@@ -109,10 +109,10 @@ std::optional<LoadedImage> load_image(ReaderState& s, SampleId id, const std::st
 }
 
 // Reads and parses shard position `seq` with its images' headers: the record as record stages
-// see it, or (in `start`) the reason it cannot become a sample. A tar sample's members stay in
-// `members`.
+// see it, or (in `start`) the reason it cannot become a sample. A tar sample's members (its
+// images can only be those) are put in `members`.
 std::optional<RecordWork> read_parsed(ReaderState& s, std::uint64_t seq, SampleStart& start,
-                                      std::vector<TarMember>& members) {
+                                      std::optional<std::vector<TarMember>>& members) {
   const auto& resources = s.context->resources();
   const SampleId id = s.context->shard()[seq];
   start.seq = seq;
@@ -156,7 +156,7 @@ std::optional<RecordWork> read_parsed(ReaderState& s, std::uint64_t seq, SampleS
     staged.images.push_back({path, image->width, image->height});
     work.loaded.push_back(std::move(*image));
   }
-  if (tar_sample) members = std::move(r.members);
+  if (tar_sample) members.emplace(std::move(r.members));
   return work;
 }
 
@@ -295,16 +295,16 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
           SampleStart start;
           std::vector<ImageTask> images;
           TextTask text;
-          std::vector<TarMember> members;
+          std::optional<std::vector<TarMember>> members;
           auto work = read_parsed(s, s.next_seq++, start, members);
           --s.credits;
           s.context->stats().records_read.fetch_add(1, std::memory_order_relaxed);
           if (work && !record_stages.empty()) {
-            if (!members.empty()) s.staged_members.emplace(work->seq, std::move(members));
+            if (members) s.staged_members.emplace(work->seq, std::move(*members));
             self->send(record_stages.front().dispatcher, std::move(*work));
             continue;
           }
-          if (work) finalize(s, *work, members.empty() ? nullptr : &members, start, images, text);
+          if (work) finalize(s, *work, members ? &*members : nullptr, start, images, text);
           hand_on(s, self, std::move(start), images, text);
         }
         credits_changed(s);
@@ -317,9 +317,9 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
         SampleStart start;
         std::vector<ImageTask> images;
         TextTask text;
-        std::vector<TarMember> members;
+        std::optional<std::vector<TarMember>> members;
         if (const auto kept = s.staged_members.find(work.seq); kept != s.staged_members.end()) {
-          members = std::move(kept->second);
+          members.emplace(std::move(kept->second));
           s.staged_members.erase(kept);
         }
         if (work.rejection) {
@@ -327,7 +327,7 @@ reader_actor::behavior_type reader_behavior(reader_actor::stateful_pointer<Reade
           start.id = work.record.id;
           start.rejection = std::move(work.rejection);
         } else {
-          finalize(s, work, members.empty() ? nullptr : &members, start, images, text);
+          finalize(s, work, members ? &*members : nullptr, start, images, text);
         }
         hand_on(s, self, std::move(start), images, text);
         dispatch(self);
