@@ -111,7 +111,8 @@ TEST_CASE("odbatch graph --metrics adds each stage's rate and blocked share") {
                                  " --format json --interval-ms 300 " + "--metrics " + url);
   INFO(run.err);
   REQUIRE(run.status == 0);
-  for (const auto& node : run.report()["nodes"]) {
+  const auto report = run.report();
+  for (const auto& node : report["nodes"]) {
     if (node["role"] == "trainer") continue;
     CAPTURE(node["name"]);
     CHECK(node.contains("items_per_second"));
