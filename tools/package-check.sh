@@ -102,16 +102,9 @@ echo "package-check: the example stage plugins against the installed package (fi
 cmake -S "$root/examples/stages" -B "$work/stages" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
 cmake --build "$work/stages" >/dev/null
-stage_config() {  # a pipeline file over the records with the quality filter of plugin $1
+stage_config() {  # the trainers' pipeline file with the quality filter of plugin $1
+  cat "$work/data/pipeline.toml"
   cat <<TOML
-[source]
-files = ["records.jsonl"]
-[tokenizer]
-model = "$root/data/tokenizer/odbatch-unigram-8k.model"
-[batching]
-token_budget = 2048
-max_seq_len = 2048
-window = 32
 [[stage]]
 name = "quality"
 kind = "sample"
