@@ -14,6 +14,7 @@
 namespace odbatch {
 namespace {
 
+using test::cut_epoch;
 using test::RankRun;
 using test::run_ranks;
 
@@ -82,18 +83,6 @@ std::vector<RankRun> whole_epoch(const PipelineConfig& config, std::uint32_t wor
     Pipeline pipeline(config, std::move(dist));
     pipeline.start_epoch(0);
     run.batches = test::drain(pipeline);
-  });
-}
-
-std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world,
-                               std::uint64_t steps) {
-  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
-    Pipeline pipeline(config, std::move(dist));
-    pipeline.start_epoch(0);
-    for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline.next_batch());
-    run.part = pipeline.state();
-    // Leaving together: a rank that merely stopped would abort the others' rounds.
-    pipeline.depart();
   });
 }
 

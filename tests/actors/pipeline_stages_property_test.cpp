@@ -112,17 +112,6 @@ std::vector<RankRun> run_epoch(const PipelineConfig& config, std::uint32_t world
   });
 }
 
-std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world,
-                               std::uint64_t steps) {
-  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
-    Pipeline pipeline(config, std::move(dist), random_stages());
-    pipeline.start_epoch(0);
-    for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline.next_batch());
-    run.part = pipeline.state();
-    pipeline.depart();
-  });
-}
-
 std::vector<RankRun> resumed_epoch(const PipelineConfig& config, std::uint32_t world,
                                    const Checkpoint& checkpoint) {
   return run_ranks(world, [&](DistEnv dist, RankRun& run) {
@@ -214,7 +203,7 @@ TEST_CASE("random stages keep every guarantee on 1, 2 and 3 ranks, across reruns
       REQUIRE(steps > 2);
       const auto cut = 1 + random() % (steps - 1);
       CAPTURE(cut);
-      const auto checkpoint = joined(cut_epoch(s.config, world, cut));
+      const auto checkpoint = joined(test::cut_epoch(s.config, world, cut, random_stages));
       const auto resumed = resumed_epoch(s.config, world, checkpoint);
       for (std::uint32_t rank = 0; rank < world; ++rank) {
         const std::vector<std::shared_ptr<const Batch>> rest(

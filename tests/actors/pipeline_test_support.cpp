@@ -472,4 +472,16 @@ AuditReport check_and_audit(const EpochRun& epoch, const PipelineConfig& config,
   return report;
 }
 
+std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world,
+                               std::uint64_t steps,
+                               const std::function<PipelineOptions()>& options) {
+  return run_ranks(world, [&](DistEnv dist, RankRun& run) {
+    Pipeline pipeline(config, std::move(dist), options ? options() : PipelineOptions{});
+    pipeline.start_epoch(0);
+    for (std::uint64_t i = 0; i < steps; ++i) run.batches.push_back(pipeline.next_batch());
+    run.part = pipeline.state();
+    pipeline.depart();
+  });
+}
+
 }  // namespace odbatch::test

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -153,5 +154,12 @@ std::vector<RankRun> run_ranks(std::uint32_t world, Body body) {
   }
   return runs;
 }
+
+// `steps` batches of epoch 0 on `world` in-process ranks, each rank's state() after them, and
+// every rank departing there together (a rank that merely stopped would abort the others).
+// `options` makes each rank's PipelineOptions (none: the defaults).
+std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world,
+                               std::uint64_t steps,
+                               const std::function<PipelineOptions()>& options = {});
 
 }  // namespace odbatch::test

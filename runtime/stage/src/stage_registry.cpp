@@ -8,27 +8,32 @@ std::string_view to_string(StageKind kind) {
   return kind == StageKind::record ? "record" : "sample";
 }
 
-void StageRegistry::add_record_stage(std::string name, std::string version,
-                                     RecordStageFactory factory, std::vector<std::string> reasons) {
+namespace {
+
+StageType type_of(std::string name, StageKind kind, std::string version,
+                  std::vector<std::string> reasons) {
   StageType type;
   type.name = std::move(name);
-  type.kind = StageKind::record;
+  type.kind = kind;
   type.version = std::move(version);
   type.reasons = std::move(reasons);
-  type.make_record = std::move(factory);
   type.origin = "registered in code";
+  return type;
+}
+
+}  // namespace
+
+void StageRegistry::add_record_stage(std::string name, std::string version,
+                                     RecordStageFactory factory, std::vector<std::string> reasons) {
+  auto type = type_of(std::move(name), StageKind::record, std::move(version), std::move(reasons));
+  type.make_record = std::move(factory);
   add(std::move(type));
 }
 
 void StageRegistry::add_sample_stage(std::string name, std::string version,
                                      SampleStageFactory factory, std::vector<std::string> reasons) {
-  StageType type;
-  type.name = std::move(name);
-  type.kind = StageKind::sample;
-  type.version = std::move(version);
-  type.reasons = std::move(reasons);
+  auto type = type_of(std::move(name), StageKind::sample, std::move(version), std::move(reasons));
   type.make_sample = std::move(factory);
-  type.origin = "registered in code";
   add(std::move(type));
 }
 
