@@ -22,6 +22,14 @@ import odbatch
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def print_report(report, out):
+    """The report as indented JSON on stdout and, when `out` is a path, in that file."""
+    text = json.dumps(report, indent=2)
+    print(text)
+    if out:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
 def busy(seconds):
     until = time.perf_counter() + seconds
     while time.perf_counter() < until:
@@ -137,10 +145,7 @@ def main():
         "median_python_next_us_per_batch": statistics.median(
             r["python_next_us_per_batch"] for r in rounds),
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ variant.
 """
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import odbatch
-from python_iterator_bench import ROOT, write_config
+from python_iterator_bench import ROOT, print_report, write_config
 
 NATIVE_DTYPES = {"input_ids": "int32", "labels": "int32", "attention_mask": "uint8",
                  "image_grid_thw": "int32"}
@@ -69,10 +68,7 @@ def main():
         "median_us_per_batch": {name: round(statistics.median(values), 2)
                                 for name, values in microseconds.items()},
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_report(report, args.out)
 
 
 if __name__ == "__main__":

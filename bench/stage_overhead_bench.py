@@ -12,7 +12,6 @@ stage per sample is its process CPU per sample minus that of the run without sta
 """
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -22,8 +21,7 @@ import time
 from pathlib import Path
 
 import odbatch
-
-ROOT = Path(__file__).resolve().parents[1]
+from python_iterator_bench import ROOT, print_report
 
 
 def identity(value):
@@ -124,10 +122,7 @@ def main():
         median["overhead_us_per_sample"] = median["process_cpu_us_per_sample"] - none_cpu
         median["samples"] = runs[name][0]["samples"]
         report["variants"][name] = median
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
+    print_report(report, args.out)
 
 
 if __name__ == "__main__":
