@@ -73,7 +73,7 @@ class HttpFixture {
   }
   const std::filesystem::path& certificate() const { return certificate_; }
 
-  // flaky_http_server.py: `mode` fail or drop for the first `failures` requests.
+  // flaky_http_server.py: `mode` fail or drop for the first `failures` requests, or endless.
   std::string flaky_url(const std::string& mode, int failures, const std::string& name) const {
     return flaky_ + "/" + mode + "/" + std::to_string(failures) + "/" + name + "/" + name;
   }

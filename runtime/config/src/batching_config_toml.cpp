@@ -1,9 +1,6 @@
 #include "odbatch/config/batching_config_toml.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -118,12 +115,7 @@ BatchingConfig batching_config_from_toml(std::string_view document, std::string_
 
 BatchingConfig load_batching_config_toml(const std::filesystem::path& file,
                                          const BatchingConfig& base) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw ConfigFileError(file.string(), "", std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream document;
-  document << in.rdbuf();
-  return batching_config_from_toml(document.str(), file.string(), base);
+  return batching_config_from_toml(toml_document::read(file), file.string(), base);
 }
 
 }  // namespace odbatch

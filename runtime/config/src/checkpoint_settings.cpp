@@ -4,6 +4,8 @@
 #include <cstdio>
 
 #include "odbatch/core/stable_hash.hpp"
+#include "odbatch/source/regular_file.hpp"
+#include "odbatch/text/chat_template_config.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 
 namespace odbatch {
@@ -15,12 +17,20 @@ std::string hex(std::uint64_t value) {
   return text;
 }
 
-// Read as the tokenizer reads it: a FIFO or a directory is a TokenizerModelError naming the path,
-// never a hang.
-std::uint64_t file_hash(const std::filesystem::path& file) {
-  return StableHasher(0x746f6b656e697a65ULL)  // "tokenize"
-      .add(read_tokenizer_model_file(file))
-      .digest();
+std::string content_hash(const std::string& bytes) {
+  return hex(StableHasher(0x746f6b656e697a65ULL)  // "tokenize"
+                 .add(bytes)
+                 .digest());
+}
+
+// A template file, read as the tokenizer reads it: a FIFO, a directory or a file past the size
+// cap is a ConfigError naming the setting that gave it and the path, never a hang.
+std::string template_file_hash(const std::filesystem::path& file, const std::string& setting) {
+  try {
+    return content_hash(read_regular_file(file.string(), kMaxTemplateFileBytes));
+  } catch (const FileReadError& e) {
+    throw ConfigError(setting, e.what());
+  }
 }
 
 std::string flag(bool value) {
@@ -68,11 +78,12 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
       {"source.on_bad_record", s(config.source.on_bad_record)},
       {"source.max_record_bytes", n(config.source.reader.max_record_bytes)},
       {"source.conversation_member", config.source.reader.conversation_member},
-      {"tokenizer.model", hex(file_hash(config.tokenizer.model))},
+      {"tokenizer.model", content_hash(read_tokenizer_model_file(config.tokenizer.model))},
       {"tokenizer.format", s(t.format)},
       {"tokenizer.template", s(t.chat_template)},
       {"tokenizer.template_file",
-       t.template_file.empty() ? "(none)" : hex(file_hash(t.template_file))},
+       t.template_file.empty() ? "(none)"
+                               : template_file_hash(t.template_file, "tokenizer.template_file")},
       {"tokenizer.template_name", t.template_name},
       {"tokenizer.bos_token", t.bos_token.value_or("(template file's)")},
       {"tokenizer.eos_token", t.eos_token.value_or("(template file's)")},
@@ -125,7 +136,8 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
     if (overrides.chat_template)
       settings.push_back({key + "template", s(*overrides.chat_template)});
     if (overrides.template_file)
-      settings.push_back({key + "template_file", hex(file_hash(*overrides.template_file))});
+      settings.push_back({key + "template_file",
+                          template_file_hash(*overrides.template_file, key + "template_file")});
     if (overrides.template_name)
       settings.push_back({key + "template_name", *overrides.template_name});
     if (overrides.system_prompt)

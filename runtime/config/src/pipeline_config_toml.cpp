@@ -1,9 +1,6 @@
 #include <array>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -503,12 +500,7 @@ std::vector<std::string> pipeline_config_keys() {
 }
 
 PipelineConfig PipelineConfig::from_toml_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw ConfigFileError(file.string(), "", std::string("cannot read: ") + std::strerror(errno));
-  std::ostringstream document;
-  document << in.rdbuf();
-  return from_toml(document.str(), file.string(), file.parent_path());
+  return from_toml(toml_document::read(file), file.string(), file.parent_path());
 }
 
 }  // namespace odbatch

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <map>
 
 #include "odbatch/core/stable_hash.hpp"
 #include "odbatch/source/byte_source.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_file_format.hpp"
 #include "odbatch/source/dataset_paths.hpp"
 #include "odbatch/source/json_array_scanner.hpp"
 #include "odbatch/source/open_byte_source.hpp"
@@ -35,34 +37,6 @@ std::string no_records(const std::vector<DatasetFile>& files) {
          " no records (no line besides whitespace, or an empty JSON array)";
 }
 
-// A file that starts with a tar header is a shard; one whose first byte besides whitespace, after
-// a byte order mark, is '[' holds one JSON array; any other, JSON Lines. Reads only up to that
-// byte. A gzip-compressed file is refused: its records cannot be read by offset.
-DatasetFileFormat detect_format(const ByteSource& source) {
-  constexpr std::size_t kProbeBytes = 4096;
-  char probe[kProbeBytes];
-  std::uint64_t offset = 0;
-  for (;;) {
-    const std::size_t got = source.read_at(probe, kProbeBytes, offset);
-    if (got == 0) return DatasetFileFormat::json_lines;
-    std::string_view bytes(probe, got);
-    if (offset == 0 && starts_like_tar(bytes)) return DatasetFileFormat::tar_shard;
-    if (offset == 0 && starts_like_gzip(bytes)) {
-      throw DatasetError(source.name() +
-                         ": is gzip-compressed; records cannot be read from it by offset "
-                         "(decompress it, e.g. shards as plain .tar)");
-    }
-    if (offset == 0 && bytes.starts_with(kUtf8ByteOrderMark)) {
-      bytes.remove_prefix(kUtf8ByteOrderMark.size());
-    }
-    const auto first = bytes.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos) {
-      return bytes[first] == '[' ? DatasetFileFormat::json_array : DatasetFileFormat::json_lines;
-    }
-    offset += got;
-  }
-}
-
 }  // namespace
 
 std::string describe_location(std::string_view path, const RecordLocation& location) {
@@ -88,9 +62,11 @@ DatasetIndex DatasetIndex::build_sources(std::span<const std::vector<std::string
     expand_dataset_paths(all);
   }
   DatasetIndex index;
+  std::map<std::string, std::string> names;  // identity -> the first name of the file
   for (const auto& source : sources) {
     const std::uint64_t before = index.record_count();
-    for (auto& path : expand_dataset_paths(source)) index.scan_file(std::move(path), options);
+    for (auto& path : expand_dataset_paths(source))
+      index.scan_file(std::move(path), options, names);
     index.source_records_.push_back(index.record_count() - before);
   }
   if (index.record_count() == 0) throw DatasetError(no_records(index.files_));
@@ -100,13 +76,19 @@ DatasetIndex DatasetIndex::build_sources(std::span<const std::vector<std::string
   return index;
 }
 
-void DatasetIndex::scan_file(std::string path, const DatasetIndexOptions& options) {
+void DatasetIndex::scan_file(std::string path, const DatasetIndexOptions& options,
+                             std::map<std::string, std::string>& names) {
   if (files_.size() >= std::numeric_limits<std::uint32_t>::max()) {
     throw DatasetError(path + ": too many dataset files");
   }
   std::shared_ptr<const ByteSource> source = open_byte_source(path, options.remote);
+  if (const auto [first, added] = names.emplace(source->identity(), path); !added) {
+    throw DatasetError("dataset file '" + path + "' is the file '" + first->second + "' again (" +
+                       source->identity() +
+                       "); each file may be listed once, or its samples would be read twice");
+  }
   const std::uint64_t expected_size = source->size();
-  DatasetFile file{std::move(path), 0, offsets_.size(), 0, detect_format(*source)};
+  DatasetFile file{std::move(path), 0, offsets_.size(), 0, detect_dataset_file_format(*source)};
   std::uint64_t scanned = 0;
   switch (file.format) {
     case DatasetFileFormat::json_lines:
@@ -140,6 +122,11 @@ std::uint64_t DatasetIndex::scan_tar(const ByteSource& source, const DatasetInde
     flaws_.push_back({first + flaw.sample, RecordRejection{flaw.reason, flaw.message}});
   }
   file.ignored_members = shard.ignored_members;
+  if (shard.offsets.empty()) {
+    throw DatasetError(source.name() + ": a tar shard without samples (" +
+                       std::to_string(shard.ignored_members) +
+                       " members that belong to no sample); remove it from the dataset");
+  }
   // The walk skips data it does not need; the shard's size is what was indexed.
   return source.size();
 }

@@ -7,14 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <string_view>
 #include <system_error>
-
-#include <fstream>
 
 #include "odbatch/source/brace_expansion.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/open_byte_source.hpp"
+#include "odbatch/source/regular_file.hpp"
 
 namespace odbatch {
 namespace {
@@ -60,10 +60,15 @@ std::vector<std::string> glob_sorted(const std::string& entry) {
 // The entries of a shard list file: one per line, blank lines and "#" comments skipped, relative
 // paths taken from the list's directory.
 std::vector<std::string> list_file_entries(const std::string& list) {
-  std::ifstream in(list);
-  if (!in) throw DatasetError("dataset list '" + list + "': cannot open: " + std::strerror(errno));
+  std::string text;
+  try {
+    text = read_regular_file(list, kMaxDatasetListBytes);
+  } catch (const FileReadError& e) {
+    throw DatasetError("dataset list '" + list + "': " + e.problem());
+  }
   const auto directory = std::filesystem::path(list).parent_path();
   std::vector<std::string> entries;
+  std::istringstream in(std::move(text));
   std::string line;
   while (std::getline(in, line)) {
     const auto first = line.find_first_not_of(" \t\r");

@@ -53,6 +53,7 @@ std::variant<FileDescriptor, FileDescriptor::OpenFailure> FileDescriptor::try_op
   }
   if (!S_ISREG(status.st_mode)) return OpenFailure{0, not_regular(status.st_mode)};
   file.size_when_opened_ = static_cast<std::uint64_t>(status.st_size);
+  file.identity_ = std::to_string(status.st_dev) + ":" + std::to_string(status.st_ino);
   file.modified_ns_when_opened_ =
       static_cast<std::int64_t>(status.st_mtim.tv_sec) * 1'000'000'000 + status.st_mtim.tv_nsec;
   return file;
@@ -69,7 +70,8 @@ FileDescriptor::FileDescriptor(FileDescriptor&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       path_(std::move(other.path_)),
       size_when_opened_(other.size_when_opened_),
-      modified_ns_when_opened_(other.modified_ns_when_opened_) {}
+      modified_ns_when_opened_(other.modified_ns_when_opened_),
+      identity_(std::move(other.identity_)) {}
 
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
   if (this != &other) {
@@ -78,6 +80,7 @@ FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
     path_ = std::move(other.path_);
     size_when_opened_ = other.size_when_opened_;
     modified_ns_when_opened_ = other.modified_ns_when_opened_;
+    identity_ = std::move(other.identity_);
   }
   return *this;
 }

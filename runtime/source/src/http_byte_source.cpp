@@ -1,6 +1,7 @@
 #include "odbatch/source/http_byte_source.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -81,6 +82,21 @@ class BlockCollector {
   std::string assembled_;
 };
 
+// The scheme, the address the server was reached at and the path and query after redirects, so
+// that "localhost" and "127.0.0.1", or a host's name in another case, name one server.
+std::string url_identity(const HttpResponse& response, const std::string& url) {
+  const std::string& reached = response.effective_url.empty() ? url : response.effective_url;
+  const auto scheme_end = reached.find("://");
+  if (scheme_end == std::string::npos || response.server_address.empty()) return reached;
+  std::string scheme = reached.substr(0, scheme_end);
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto path = reached.find('/', scheme_end + 3);
+  std::string rest = path == std::string::npos ? "/" : reached.substr(path);
+  rest = rest.substr(0, rest.find('#'));
+  return scheme + "://" + response.server_address + rest;
+}
+
 void check_options(const std::string& url, const RemoteSourceOptions& options) {
   const auto fail = [&](const std::string& why) {
     throw DatasetError(url + ": remote source options: " + why);
@@ -131,6 +147,7 @@ HttpByteSource::HttpByteSource(std::string url, RemoteSourceOptions options)
   } else {
     version_ = "http:" + std::to_string(size_);
   }
+  identity_ = url_identity(opened, url_) + " " + version_;
   if (options_.cache_bytes > 0) {
     // Without a validator another version of the same size could be served from disk.
     cache_ = RemoteBlockCache::shared(
@@ -197,10 +214,14 @@ void HttpByteSource::fetch_range_into(char* data, std::uint64_t first, std::uint
   perform_with_retries(
       range_request(first, count), bytes_text(first, first + count - 1), [&] { filled = 0; },
       [&](std::string_view chunk) {
-        // A server sending more than asked is cut off; the length check reports it.
-        const std::uint64_t n = std::min<std::uint64_t>(chunk.size(), count - filled);
-        std::memcpy(data + filled, chunk.data(), n);
-        filled += n;
+        // A server sending more than asked is cut off at once, not read on.
+        if (chunk.size() > count - filled) {
+          throw DatasetError(url_ + ": " + bytes_text(first, first + count - 1) +
+                             ": the server sent more than the " + std::to_string(count) +
+                             " bytes asked for");
+        }
+        std::memcpy(data + filled, chunk.data(), chunk.size());
+        filled += chunk.size();
         return true;
       });
 }
@@ -249,7 +270,13 @@ void HttpByteSource::read_sequentially(std::uint64_t offset,
     request.stall_bytes = options_.block_bytes;
     const std::uint64_t resumed_at = position;
     bool stopped = false;
+    bool overran = false;
     const HttpResponse response = perform_http_request(request, [&](std::string_view chunk) {
+      // A body longer than the file it declared is cut at the file's end, never read on.
+      if (chunk.size() > size_ - position) {
+        overran = true;
+        chunk = chunk.substr(0, static_cast<std::size_t>(size_ - position));
+      }
       const std::uint64_t chunk_start = position;
       position += chunk.size();
       if (!consume(chunk)) {
@@ -257,8 +284,13 @@ void HttpByteSource::read_sequentially(std::uint64_t offset,
         return false;
       }
       collector.take(chunk, chunk_start);
-      return true;
+      return !overran;
     });
+    if (overran) {
+      throw DatasetError(url_ + ": the server sent more than the " + std::to_string(size_) +
+                         " bytes it declared for the file (sequential read from byte " +
+                         std::to_string(resumed_at) + ")");
+    }
     ++attempts;
     ++counters_.requests;
     counters_.bytes_fetched += response.body_bytes;

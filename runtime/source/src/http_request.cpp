@@ -149,6 +149,18 @@ void examine_headers(Transfer& transfer) {
   HttpResponse& response = transfer.response;
   const HttpRequest& request = *transfer.request;
   curl_easy_getinfo(transfer.handle, CURLINFO_RESPONSE_CODE, &response.status);
+  const char* address = nullptr;
+  long port = 0;
+  const char* effective_url = nullptr;
+  curl_easy_getinfo(transfer.handle, CURLINFO_PRIMARY_IP, &address);
+  curl_easy_getinfo(transfer.handle, CURLINFO_PRIMARY_PORT, &port);
+  curl_easy_getinfo(transfer.handle, CURLINFO_EFFECTIVE_URL, &effective_url);
+  if (address != nullptr) {
+    const std::string ip = address;
+    response.server_address =
+        (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip) + ":" + std::to_string(port);
+  }
+  if (effective_url != nullptr) response.effective_url = effective_url;
   response.etag = header_value(transfer.handle, "ETag");
   response.last_modified = header_value(transfer.handle, "Last-Modified");
   const ContentRange range = parse_content_range(header_value(transfer.handle, "Content-Range"));

@@ -46,6 +46,9 @@ struct HttpResponse {
   std::optional<std::uint64_t> total_size;
   // Content-Length, when the server sent one.
   std::optional<std::uint64_t> content_length;
+  // Where the response came from: "address:port" of the server and the URL after redirects.
+  std::string server_address;
+  std::string effective_url;
   std::string etag;
   std::string last_modified;
   // Body bytes received (delivered to the consumer only with a 206).

@@ -11,12 +11,25 @@
 #include <utility>
 #include <vector>
 
+#include "odbatch/core/stable_hash.hpp"
+#include "odbatch/log/logger.hpp"
 #include "odbatch/source/dataset_error.hpp"
 
 namespace odbatch {
 namespace {
 
 constexpr std::string_view kBlockSuffix = ".blk";
+// A block file is the block's bytes, their checksum (8 bytes, little-endian) and this tag.
+constexpr std::string_view kTrailerTag = "odbblk01";
+constexpr std::uint64_t kTrailerBytes = 8 + kTrailerTag.size();
+constexpr std::uint64_t kChecksumDomain = 0x626c6f636b73756dULL;  // "blocksum"
+
+std::string trailer_of(std::string_view bytes) {
+  std::uint64_t checksum = StableHasher(kChecksumDomain).add(bytes).digest();
+  std::string trailer;
+  for (int i = 0; i < 8; ++i, checksum >>= 8) trailer.push_back(static_cast<char>(checksum & 0xff));
+  return trailer + std::string(kTrailerTag);
+}
 
 // Reads exactly `length` bytes at `offset` of the file at `path`; false when it is gone or short
 // (another process sharing the directory evicted it).
@@ -67,13 +80,16 @@ RemoteBlockCache::RemoteBlockCache(std::filesystem::path directory, std::uint64_
   for (const auto& entry : std::filesystem::directory_iterator(directory_, error)) {
     const std::string name = entry.path().filename().string();
     if (!name.ends_with(kBlockSuffix) || !entry.is_regular_file(error)) continue;
+    const std::uint64_t file_bytes = entry.file_size(error);
+    if (error || file_bytes < kTrailerBytes) continue;
     found.push_back({entry.last_write_time(error),
-                     name.substr(0, name.size() - kBlockSuffix.size()), entry.file_size(error)});
+                     name.substr(0, name.size() - kBlockSuffix.size()),
+                     file_bytes - kTrailerBytes});
   }
   std::sort(found.begin(), found.end(),
             [](const Found& a, const Found& b) { return a.written < b.written; });
   std::lock_guard lock(mutex_);
-  for (const Found& block : found) adopt_locked(block.key, block.bytes);
+  for (const Found& block : found) adopt_locked(block.key, block.bytes, false);
   evict_locked();
 }
 
@@ -81,9 +97,10 @@ std::filesystem::path RemoteBlockCache::block_path(const std::string& key) const
   return directory_ / (key + std::string(kBlockSuffix));
 }
 
-void RemoteBlockCache::adopt_locked(const std::string& key, std::uint64_t bytes) {
+void RemoteBlockCache::adopt_locked(const std::string& key, std::uint64_t bytes, bool verified) {
   Entry& entry = entries_[key];
   entry.ready = true;
+  entry.verified = verified;
   entry.bytes = bytes;
   recency_.push_front(key);
   entry.recency = recency_.begin();
@@ -115,6 +132,8 @@ bool RemoteBlockCache::store_on_disk(const std::string& key, const std::string& 
   temporary += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(sequence++);
   std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const std::string trailer = trailer_of(bytes);
+  out.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
   out.close();
   std::error_code error;
   if (out) std::filesystem::rename(temporary, final_path, error);
@@ -123,6 +142,21 @@ bool RemoteBlockCache::store_on_disk(const std::string& key, const std::string& 
     return false;
   }
   return true;
+}
+
+std::optional<std::string> RemoteBlockCache::read_verified(const std::string& key,
+                                                           std::uint64_t block_size) const {
+  std::string file(block_size + kTrailerBytes, '\0');
+  if (!read_file_range(block_path(key), 0, file.size(), file.data())) return std::nullopt;
+  std::string bytes = file.substr(0, block_size);
+  if (std::string_view(file).substr(block_size) == trailer_of(bytes)) return bytes;
+  if (log_enabled(LogLevel::warn)) {
+    Logger().warn(block_path(key).string() +
+                  ": cached block fails its checksum (changed on disk); fetched again");
+  }
+  std::error_code ignored;
+  std::filesystem::remove(block_path(key), ignored);
+  return std::nullopt;
 }
 
 bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, std::uint64_t offset,
@@ -135,8 +169,8 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
       // Another process may have written it since this cache looked.
       std::error_code error;
       const auto bytes = std::filesystem::file_size(block_path(key), error);
-      if (!error && bytes == block_size) {
-        adopt_locked(key, bytes);
+      if (!error && bytes == block_size + kTrailerBytes) {
+        adopt_locked(key, block_size, false);
         evict_locked();
         it = entries_.find(key);
       }
@@ -161,6 +195,20 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
         lock.unlock();
         std::memcpy(out, data->data() + offset, length);
         return true;
+      }
+      if (!entry.verified) {
+        lock.unlock();
+        if (const auto bytes = read_verified(key, block_size)) {
+          std::memcpy(out, bytes->data() + offset, length);
+          lock.lock();
+          if (const auto now = entries_.find(key); now != entries_.end() && now->second.ready)
+            now->second.verified = true;
+          return true;
+        }
+        lock.lock();
+        it = entries_.find(key);
+        if (it != entries_.end() && it->second.ready) forget_locked(it);
+        continue;
       }
       lock.unlock();
       if (read_file_range(block_path(key), offset, length, out)) return true;
@@ -189,7 +237,7 @@ bool RemoteBlockCache::read(const std::string& key, std::uint64_t block_size, st
     lock.lock();
     entries_.erase(key);
     if (kept) {
-      adopt_locked(key, data->size());
+      adopt_locked(key, data->size(), true);
       if (directory_.empty()) entries_.at(key).data = data;
       evict_locked();
     }
@@ -210,7 +258,7 @@ void RemoteBlockCache::insert(const std::string& key, std::string bytes) {
   std::lock_guard lock(mutex_);
   // A reader may have fetched it meanwhile.
   if (entries_.contains(key)) return;
-  adopt_locked(key, data->size());
+  adopt_locked(key, data->size(), true);
   if (directory_.empty()) entries_.at(key).data = std::move(data);
   evict_locked();
 }

@@ -5,17 +5,25 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <system_error>
 
 #include "odbatch/core/hex_digest.hpp"
 #include "odbatch/core/stable_hash.hpp"
 #include "odbatch/source/byte_source.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/regular_file.hpp"
 
 namespace odbatch {
 namespace {
 
-constexpr std::string_view kMagic = "odbatch tar index 1\n";
+constexpr std::string_view kMagic = "odbatch tar index 2\n";
+// A cache file ends with a checksum of what precedes it (8 bytes, little-endian), so that one
+// edited or damaged on disk is indexed again rather than trusted.
+constexpr std::uint64_t kChecksumDomain = 0x74617273756dULL;  // "tarsum"
+constexpr std::uint64_t kChecksumBytes = 8;
+// The largest cache file read: far above any shard's index, and a FIFO or device is refused.
+constexpr std::uint64_t kMaxCacheFileBytes = std::uint64_t{1} << 30;
 constexpr std::uint64_t kNameHashDomain = 0x746172696478ULL;  // "taridx"
 // Bounds what a corrupt cache file can make the loader allocate.
 constexpr std::uint64_t kMaxTextBytes = std::uint64_t{1} << 20;
@@ -28,9 +36,17 @@ std::filesystem::path cache_file(const std::filesystem::path& dir, const ByteSou
                 ".index");
 }
 
+std::string checksum_of(std::string_view bytes) {
+  std::uint64_t checksum = StableHasher(kChecksumDomain).add(bytes).digest();
+  std::string encoded;
+  for (std::uint64_t i = 0; i < kChecksumBytes; ++i, checksum >>= 8)
+    encoded.push_back(static_cast<char>(checksum & 0xff));
+  return encoded;
+}
+
 class Writer {
  public:
-  explicit Writer(std::ofstream& out) : out_(out) {}
+  explicit Writer(std::ostream& out) : out_(out) {}
   void u64(std::uint64_t value) { out_.write(reinterpret_cast<const char*>(&value), sizeof value); }
   void text(std::string_view value) {
     u64(value.size());
@@ -38,12 +54,12 @@ class Writer {
   }
 
  private:
-  std::ofstream& out_;
+  std::ostream& out_;
 };
 
 class Reader {
  public:
-  explicit Reader(std::ifstream& in) : in_(in) {}
+  explicit Reader(std::istream& in) : in_(in) {}
   std::optional<std::uint64_t> u64() {
     std::uint64_t value = 0;
     if (!in_.read(reinterpret_cast<char*>(&value), sizeof value)) return std::nullopt;
@@ -58,12 +74,20 @@ class Reader {
   }
 
  private:
-  std::ifstream& in_;
+  std::istream& in_;
 };
 
 std::optional<TarShardIndex> load(const std::filesystem::path& file, const ByteSource& shard) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
+  std::string bytes;
+  try {
+    bytes = read_regular_file(file.string(), kMaxCacheFileBytes);
+  } catch (const FileReadError&) {
+    return std::nullopt;  // none yet, or unusable: the shard is indexed again
+  }
+  if (bytes.size() < kChecksumBytes) return std::nullopt;
+  const std::string_view body = std::string_view(bytes).substr(0, bytes.size() - kChecksumBytes);
+  if (checksum_of(body) != std::string_view(bytes).substr(body.size())) return std::nullopt;
+  std::istringstream in(std::string(body), std::ios::binary);
   Reader read(in);
   const auto magic = read.text();
   const auto name = read.text();
@@ -104,8 +128,8 @@ void store(const std::filesystem::path& file, const ByteSource& shard, const Tar
   const auto temporary =
       file.parent_path() / (file.filename().string() + ".tmp." + std::to_string(::getpid()));
   {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    Writer write(out);
+    std::ostringstream body(std::ios::binary);
+    Writer write(body);
     write.text(kMagic);
     write.text(shard.name());
     write.text(shard.version());
@@ -121,6 +145,9 @@ void store(const std::filesystem::path& file, const ByteSource& shard, const Tar
       write.text(flaw.message);
     }
     write.u64(index.ignored_members);
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    const std::string bytes = body.str() + checksum_of(body.str());
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {
       std::error_code ignored;

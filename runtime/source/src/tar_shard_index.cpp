@@ -194,14 +194,6 @@ class ShardIndexer {
 
 }  // namespace
 
-bool starts_like_tar(std::string_view first_bytes) {
-  return first_bytes.size() >= kBlockBytes && first_bytes.substr(257, 5) == "ustar";
-}
-
-bool starts_like_gzip(std::string_view first_bytes) {
-  return first_bytes.size() >= 2 && first_bytes[0] == '\x1f' && first_bytes[1] == '\x8b';
-}
-
 TarShardIndex index_tar_shard(const ByteSource& shard) {
   return ShardIndexer(shard).run();
 }

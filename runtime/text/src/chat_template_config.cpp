@@ -1,18 +1,18 @@
 #include "odbatch/text/chat_template_config.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "odbatch/source/regular_file.hpp"
 
 namespace odbatch {
 namespace {
 
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ChatTemplateConfigError(path.string() + ": cannot open the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  try {
+    return read_regular_file(path.string(), kMaxTemplateFileBytes);
+  } catch (const FileReadError& e) {
+    throw ChatTemplateConfigError(e.what());
+  }
 }
 
 std::optional<std::string> special_token(const nlohmann::json& config, const char* key,

@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "jinja_chat_encoder.hpp"
-#include "odbatch/source/dataset_error.hpp"
-#include "odbatch/source/file_descriptor.hpp"
+#include "odbatch/source/regular_file.hpp"
 #include "odbatch/text/chat_template_config.hpp"
 #include "odbatch/text/hf_tokenizer.hpp"
 #include "odbatch/text/sentencepiece_tokenizer.hpp"
@@ -29,28 +28,11 @@ TokenizerModelError::TokenizerModelError(const std::filesystem::path& model,
     : ConfigError("tokenizer.model", model.string() + ": " + problem), model_(model) {}
 
 std::string read_tokenizer_model_file(const std::filesystem::path& model) {
-  auto opened = FileDescriptor::try_open_regular_file(model.string());
-  if (const auto* failure = std::get_if<FileDescriptor::OpenFailure>(&opened))
-    throw TokenizerModelError(model, failure->problem);
-  const auto& file = std::get<FileDescriptor>(opened);
-  const auto too_large = [&] {
-    return TokenizerModelError(model, "larger than " + std::to_string(kMaxTokenizerModelBytes) +
-                                          " bytes, too large for a tokenizer model");
-  };
-  if (file.size_when_opened() > kMaxTokenizerModelBytes) throw too_large();
-  // The bytes read count, not the size when opened: the file may change meanwhile.
-  std::string bytes;
-  bytes.reserve(static_cast<std::size_t>(file.size_when_opened()));
-  char buffer[1 << 16];
   try {
-    while (const std::size_t got = file.read_some(buffer, sizeof buffer)) {
-      if (bytes.size() + got > kMaxTokenizerModelBytes) throw too_large();
-      bytes.append(buffer, got);
-    }
-  } catch (const DatasetError& e) {
-    throw TokenizerModelError(model, std::string("cannot read the model: ") + e.what());
+    return read_regular_file(model.string(), kMaxTokenizerModelBytes);
+  } catch (const FileReadError& e) {
+    throw TokenizerModelError(model, e.problem());
   }
-  return bytes;
 }
 
 struct ChatTokenizer::Impl {

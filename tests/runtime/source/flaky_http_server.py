@@ -6,6 +6,8 @@
   /fail/N/TOKEN/NAME  the first N requests (counted per TOKEN) get HTTP 503, later ones the file
   /drop/N/TOKEN/NAME  the first N requests for more than one byte get the response headers and half
                       the body, then the connection is closed; later ones the file
+  /endless/N/TOKEN/NAME  requests for more than one byte get the file's range as declared, then
+                      JSON lines on and on (up to 1 GiB) without a Content-Length
 Files are served with byte ranges (206, Content-Range) and an ETag and Last-Modified as nginx
 makes them. The chosen port is written to PORT_FILE once the server listens.
 """
@@ -34,7 +36,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        match = re.fullmatch(r"/(fail|drop)/(\d+)/([\w.-]+)/([\w.-]+)", self.path)
+        match = re.fullmatch(r"/(fail|drop|endless)/(\d+)/([\w.-]+)/([\w.-]+)", self.path)
         if not match:
             return self.send_plain(404)
         mode, failures, token, name = match.group(1), int(match.group(2)), match.group(3), match.group(4)
@@ -53,8 +55,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(path, "rb") as f:
             f.seek(first)
             body = f.read(last + 1 - first)
+        endless = mode == "endless" and len(body) > 1
         self.send_response(206 if ranged else 200)
-        self.send_header("Content-Length", str(len(body)))
+        if endless:
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Content-Length", str(len(body)))
         if ranged:
             self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
         self.send_header("ETag", '"%x-%x"' % (int(stat.st_mtime), stat.st_size))
@@ -66,6 +72,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(body)
+        if endless:
+            self.close_connection = True
+            line = b'{"more": "' + b"x" * 1000 + b'"}\n'
+            try:
+                for _ in range(1 << 20):
+                    self.wfile.write(line)
+            except OSError:
+                pass
 
     def send_plain(self, status):
         self.send_response(status)

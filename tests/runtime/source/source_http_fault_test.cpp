@@ -7,9 +7,11 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "http_test_fixture.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/http_byte_source.hpp"
 
 namespace odbatch {
@@ -209,6 +211,28 @@ TEST_CASE("http faults: what the consumer of a pass throws reaches the caller") 
           0, [](std::string_view) -> bool { throw std::runtime_error("bad member"); }),
       "bad member", std::runtime_error);
   CHECK(source.counters().retries == 0);
+}
+
+TEST_CASE("http faults: a body longer than the file it declared is cut at its end, named") {
+  ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
+  const std::string lines = "{\"a\": 1}\n{\"a\": 2}\n";
+  const std::string name = fixture.serve("endless.jsonl", lines);
+  const std::string url = fixture.flaky_url("endless", 0, name);
+  const HttpByteSource source(url, quick_failures(2));
+  std::uint64_t consumed = 0;
+  const std::string error = failure_of([&] {
+    source.read_sequentially(0, [&](std::string_view chunk) {
+      consumed += chunk.size();
+      return true;
+    });
+  });
+  CHECK(error == url + ": the server sent more than the " + std::to_string(lines.size()) +
+                     " bytes it declared for the file (sequential read from byte 0)");
+  CHECK(consumed == lines.size());
+  // A ranged read of it (indexing begins with one) is cut at once too.
+  CHECK(failure_of([&] { DatasetIndex::build(std::vector{url}); }) ==
+        url + ": bytes 0-" + std::to_string(lines.size() - 1) + ": the server sent more than the " +
+            std::to_string(lines.size()) + " bytes asked for");
 }
 
 }  // namespace

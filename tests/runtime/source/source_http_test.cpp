@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "http_test_fixture.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "odbatch/source/dataset_index.hpp"
 #include "odbatch/source/file_byte_source.hpp"
 #include "odbatch/source/http_byte_source.hpp"
 #include "odbatch/source/open_byte_source.hpp"
@@ -330,6 +333,52 @@ TEST_CASE("http: a server that ignores byte ranges is refused, naming the URL") 
                               "(HTTP 200 instead of 206) after 1 attempt")
                            .c_str(),
                        DatasetError);
+}
+
+TEST_CASE("http: a cached block edited on disk fails its checksum and is fetched again") {
+  ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
+  const std::string bytes = random_bytes(kFileSize, 7);
+  const std::string name = fixture.serve("edited.bin", bytes);
+  const test::ScratchDirectory scratch;
+  RemoteSourceOptions options = small_blocks(100 * kBlock);
+  options.cache_dir = scratch.path() / "cache";
+  {
+    const HttpByteSource cold(fixture.nginx_url("files", name), options);
+    read_every_block(cold);
+  }
+  // One block file changed in place, its size kept.
+  std::vector<std::filesystem::path> blocks;
+  for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir))
+    blocks.push_back(entry.path());
+  REQUIRE(blocks.size() == kBlocks);
+  std::sort(blocks.begin(), blocks.end());
+  std::string block;
+  {
+    std::ifstream in(blocks[3], std::ios::binary);
+    block.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  block[100] = static_cast<char>(block[100] ^ 0x5a);
+  std::ofstream(blocks[3], std::ios::binary | std::ios::trunc) << block;
+  const HttpByteSource warm(fixture.nginx_url("files", name), options);
+  CHECK(read_range(warm, 0, kFileSize) == bytes);
+  CHECK(warm.counters().cache_misses == 1);
+  CHECK(warm.counters().cache_hits == kBlocks - 1);
+}
+
+TEST_CASE("http: one file under two URLs (host name and address) is listed once") {
+  ODBATCH_REQUIRE_HTTP_FIXTURE(fixture);
+  const std::string name = fixture.serve("twice.jsonl", "{\"a\": 1}\n");
+  const std::string by_address = fixture.nginx_url("files", name);
+  std::string by_name = by_address;
+  by_name.replace(by_name.find("127.0.0.1"), 9, "localhost");
+  const std::vector<std::string> files = {by_address, by_name};
+  std::string error = "no error";
+  try {
+    DatasetIndex::build(files);
+  } catch (const DatasetError& e) {
+    error = e.what();
+  }
+  CHECK(error.starts_with("dataset file '" + by_name + "' is the file '" + by_address + "' again"));
 }
 
 }  // namespace

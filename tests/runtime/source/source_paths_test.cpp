@@ -70,4 +70,25 @@ TEST_CASE("a file listed twice, under any spelling, is an error") {
                        DatasetError);
 }
 
+TEST_CASE("an @list that is not a regular file is refused at once, naming the list") {
+  test::ScratchDirectory dir;
+  const auto fifo = dir.make_fifo("list.fifo");
+  std::string error;
+  CHECK(test::returns_before_deadline(fifo, [&] {
+    try {
+      expand({"@" + fifo});
+    } catch (const DatasetError& e) {
+      error = e.what();
+    }
+  }));
+  CHECK(error == "dataset list '" + fifo + "': not a regular file (a FIFO)");
+  CHECK_THROWS_WITH_AS(expand({"@/dev/zero"}),
+                       "dataset list '/dev/zero': not a regular file (a character device)",
+                       DatasetError);
+  CHECK_THROWS_WITH_AS(
+      expand({"@" + dir.path().string()}),
+      ("dataset list '" + dir.path().string() + "': not a regular file (a directory)").c_str(),
+      DatasetError);
+}
+
 }  // namespace odbatch

@@ -1,6 +1,7 @@
 // The tokenizer model path is checked before a byte is read: a FIFO, a directory or a device is a
 // config error naming tokenizer.model and the path, never a hang or a bare stream error. The
-// checkpoint's fingerprint of the model reads it the same way.
+// checkpoint's fingerprint of the model reads it the same way, and template files likewise, their
+// errors naming the setting that gave the path.
 #include <doctest/doctest.h>
 
 #include <exception>
@@ -12,6 +13,7 @@
 #include "odbatch/config/checkpoint_settings.hpp"
 #include "odbatch/config/pipeline_config.hpp"
 #include "odbatch/source/dataset_index.hpp"
+#include "odbatch/text/chat_template_config.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "source_test_files.hpp"
 #include "tokenizer_test_support.hpp"
@@ -87,9 +89,8 @@ TEST_CASE("a file too large for a model is refused before it is read") {
   { std::ofstream create(huge); }
   // Sparse: no byte is written, and none is read.
   std::filesystem::resize_file(huge, kMaxTokenizerModelBytes + 1);
-  CHECK(model_error(huge) == "tokenizer.model: " + huge.string() + ": larger than " +
-                                 std::to_string(kMaxTokenizerModelBytes) +
-                                 " bytes, too large for a tokenizer model");
+  CHECK(model_error(huge) == "tokenizer.model: " + huge.string() + ": larger than the limit of " +
+                                 std::to_string(kMaxTokenizerModelBytes) + " bytes");
 }
 
 TEST_CASE("the model file's bytes are read whole") {
@@ -98,6 +99,55 @@ TEST_CASE("the model file's bytes are read whole") {
   const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   REQUIRE(expected.size() > 1000);
   CHECK(read_tokenizer_model_file(path) == expected);
+}
+
+// The error the tokenizer gives for a template file at `path`, in words.
+std::string template_error(const std::filesystem::path& path) {
+  TokenizerOptions options = options_for(ChatTemplate::jinja);
+  options.template_file = path;
+  try {
+    ChatTokenizer tokenizer(model_path(kChatModel), options);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_CASE("a template file that is not a regular file is refused at once, naming the setting") {
+  const ScratchDirectory dir;
+  const auto fifo = dir.make_fifo("chat.jinja");
+  std::string error;
+  CHECK(returns_before_deadline(fifo, [&] { error = template_error(fifo); }));
+  CHECK(error == "template_file: " + fifo + ": not a regular file (a FIFO)");
+  CHECK(template_error("/dev/zero") ==
+        "template_file: /dev/zero: not a regular file (a character device)");
+  CHECK(template_error(dir.path() / "config.json") ==
+        "template_file: " + (dir.path() / "config.json").string() +
+            ": cannot open: No such file or directory");
+  std::filesystem::create_directory(dir.path() / "dir.jinja");
+  CHECK(template_error(dir.path() / "dir.jinja") ==
+        "template_file: " + (dir.path() / "dir.jinja").string() +
+            ": not a regular file (a directory)");
+  const auto huge = dir.path() / "huge.jinja";
+  { std::ofstream create(huge); }
+  std::filesystem::resize_file(huge, kMaxTemplateFileBytes + 1);
+  CHECK(template_error(huge) == "template_file: " + huge.string() + ": larger than the limit of " +
+                                    std::to_string(kMaxTemplateFileBytes) + " bytes");
+}
+
+TEST_CASE("the checkpoint's fingerprint of a template file names the setting that gave it") {
+  const ScratchDirectory dir;
+  const auto data = dir.path() / "data.jsonl";
+  std::ofstream(data) << "{}\n";
+  const std::string files[] = {data.string()};
+  const auto index = DatasetIndex::build(files);
+  PipelineConfig config;
+  config.tokenizer.model = model_path(kChatModel);
+  config.tokenizer.options.chat_template = ChatTemplate::jinja;
+  config.tokenizer.options.template_file = "/dev/zero";
+  CHECK_THROWS_WITH_AS(
+      checkpoint_settings(config, index),
+      "tokenizer.template_file: /dev/zero: not a regular file (a character device)", ConfigError);
 }
 
 }  // namespace odbatch::test

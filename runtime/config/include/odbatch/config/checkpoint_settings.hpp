@@ -13,7 +13,8 @@
 namespace odbatch {
 
 // Throws TokenizerModelError (a ConfigError naming tokenizer.model and the path) when the
-// tokenizer model is not a regular file or cannot be read.
+// tokenizer model is not a regular file or cannot be read, and a ConfigError naming the setting
+// (tokenizer.template_file, source.mix[i].template_file) and the path for a template file.
 std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
                                             const DatasetIndex& index);
 

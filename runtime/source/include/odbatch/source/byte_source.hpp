@@ -28,6 +28,12 @@ class ByteSource {
   // equal bytes.
   virtual std::string version() const = 0;
 
+  // Which file this is, whatever name it was given: device and inode of a local file (a hard
+  // link, a symlink or a ".." spelling is the same file), the server's address, the path and the
+  // version of a URL (a host name and its address are the same server). Equal identities
+  // promise the same bytes, so a dataset lists each identity once.
+  virtual std::string identity() const = 0;
+
   // Reads up to `length` bytes at `offset`; fewer only at the end. Thread-safe: concurrent calls
   // may share one source. Throws DatasetError naming the source on failure.
   virtual std::size_t read_at(char* data, std::size_t length, std::uint64_t offset) const = 0;

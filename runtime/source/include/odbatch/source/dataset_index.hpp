@@ -1,12 +1,11 @@
 #pragma once
 // Where every record of a dataset lies, from one streaming scan of its files.
 //
-// Three kinds of file, told apart by content, not by name (".json" files that hold JSON Lines are
-// common): a file with the ustar magic of a tar header is a WebDataset shard whose samples are
-// the records (tar_shard_index.hpp); a file whose first byte besides whitespace (after a UTF-8
-// byte order mark) is '[' is one JSON array whose elements are the records (LLaVA-style
-// instruction sets; see JsonArrayScanner); any other file is JSON Lines. The kinds may be mixed
-// in one dataset, and each file may be local or an http(s):// URL (open_byte_source.hpp).
+// Three kinds of file, told apart by name and content together (dataset_file_format.hpp): a
+// WebDataset tar shard, whose samples are the records (tar_shard_index.hpp); one JSON array whose
+// elements are the records (LLaVA-style instruction sets; see JsonArrayScanner); JSON Lines. The
+// kinds may be mixed in one dataset, and each file may be local or an http(s):// URL
+// (open_byte_source.hpp); each file (by ByteSource::identity) is read once.
 // In JSON Lines a record is a line holding anything besides whitespace; its bytes exclude the line
 // terminator ("\n" or "\r\n"). A record's global sample id is its position in the concatenation of
 // all files' records in file order, so ids are stable across runs and machines for the same files.
@@ -14,6 +13,7 @@
 // little per file: never proportional to the dataset's bytes.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,18 +22,13 @@
 #include <vector>
 
 #include "odbatch/core/sample.hpp"
+#include "odbatch/source/dataset_file_format.hpp"
 #include "odbatch/source/record_rejection.hpp"
 #include "odbatch/source/remote_source_options.hpp"
 
 namespace odbatch {
 
 class ByteSource;
-
-enum class DatasetFileFormat : std::uint8_t {
-  json_lines,  // one record per line
-  json_array,  // one record per element of a top-level array
-  tar_shard,   // one record per WebDataset sample
-};
 
 struct DatasetFile {
   std::string path;  // or URL
@@ -73,8 +68,10 @@ class DatasetIndex {
   // Expands `paths_or_patterns` (see expand_dataset_paths) and scans every file once with a
   // fixed-size buffer. Throws DatasetError naming the file for unreadable files, files that are
   // not regular files (never waiting on a FIFO), files that change size while being scanned,
-  // compressed tar shards, and JSON arrays whose elements cannot be told apart (see
-  // JsonArrayScanner), and naming the files when none of them holds a record.
+  // compressed files, files whose name and content disagree, tar shards without samples, a file
+  // reached by two names (a link, a symlink, another spelling of a URL), and JSON arrays whose
+  // elements cannot be told apart (see JsonArrayScanner), and naming the files when none of them
+  // holds a record.
   static DatasetIndex build(std::span<const std::string> paths_or_patterns,
                             const DatasetIndexOptions& options = {});
   // Several sources' files in one index, in source order, so ids count on from one source to the
@@ -116,8 +113,10 @@ class DatasetIndex {
     SampleId record = 0;
     RecordRejection rejection;
   };
-  // Appends the records of one file.
-  void scan_file(std::string path, const DatasetIndexOptions& options);
+  // Appends the records of one file; `names` maps the identity of each file scanned so far
+  // (ByteSource::identity) to its name, so that a file reached by two names is refused.
+  void scan_file(std::string path, const DatasetIndexOptions& options,
+                 std::map<std::string, std::string>& names);
   // Append the records of a file of each format; return the bytes read.
   std::uint64_t scan_lines(const ByteSource& source);
   std::uint64_t scan_array(const ByteSource& source);

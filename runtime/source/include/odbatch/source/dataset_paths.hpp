@@ -1,10 +1,14 @@
 #pragma once
 // The dataset's file list from the paths and glob patterns a config names.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace odbatch {
+
+// The largest "@list" file read: a million shard names fit many times over.
+inline constexpr std::uint64_t kMaxDatasetListBytes = std::uint64_t{64} << 20;
 
 // Expands each entry, keeping the entries' order: an entry "@list.txt" stands for the entries
 // listed in that file (one per line; blank lines and "#" comments skipped; relative paths from

@@ -17,6 +17,8 @@ class FileByteSource final : public ByteSource {
   std::uint64_t size() const override { return file_.size_when_opened(); }
   // "file:<size>:<modification time in ns>".
   std::string version() const override;
+  // "file:<device>:<inode>".
+  std::string identity() const override { return "file:" + file_.identity(); }
   std::size_t read_at(char* data, std::size_t length, std::uint64_t offset) const override;
   void read_sequentially(std::uint64_t offset,
                          const std::function<bool(std::string_view)>& consume) const override;

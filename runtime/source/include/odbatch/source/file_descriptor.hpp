@@ -32,6 +32,8 @@ class FileDescriptor {
 
   // The file's size when it was opened.
   std::uint64_t size_when_opened() const { return size_when_opened_; }
+  // "<device>:<inode>", the same for every name of the file.
+  std::string identity() const { return identity_; }
   // Its modification time then, in nanoseconds since the epoch.
   std::int64_t modified_ns_when_opened() const { return modified_ns_when_opened_; }
 
@@ -52,6 +54,7 @@ class FileDescriptor {
   std::string path_;
   std::uint64_t size_when_opened_ = 0;
   std::int64_t modified_ns_when_opened_ = 0;
+  std::string identity_;
 };
 
 }  // namespace odbatch

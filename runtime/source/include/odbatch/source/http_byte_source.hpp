@@ -41,6 +41,8 @@ class HttpByteSource final : public ByteSource {
   // "http:<size>:etag:<ETag>", else "http:<size>:last-modified:<date>", else "http:<size>"
   // (then the server gives no way to tell versions of equal size apart, and no disk cache is used).
   std::string version() const override { return version_; }
+  // "<scheme>://<server address>:<port><path>?<query> <version>", as first opened.
+  std::string identity() const override { return identity_; }
   std::size_t read_at(char* data, std::size_t length, std::uint64_t offset) const override;
   void read_sequentially(std::uint64_t offset,
                          const std::function<bool(std::string_view)>& consume) const override;
@@ -67,6 +69,7 @@ class HttpByteSource final : public ByteSource {
   RemoteSourceOptions options_;
   std::uint64_t size_ = 0;
   std::string version_;
+  std::string identity_;
   // The response header that must not change while the file is read: "ETag" or "Last-Modified".
   std::string validator_header_;
   std::string validator_;

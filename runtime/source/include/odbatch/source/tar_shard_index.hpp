@@ -42,13 +42,6 @@ struct TarShardIndex {
   friend bool operator==(const TarShardIndex&, const TarShardIndex&) = default;
 };
 
-// Whether the first bytes of a file (at least 512 of them) are a tar header: the ustar magic
-// at byte 257, as POSIX and GNU tar write it.
-bool starts_like_tar(std::string_view first_bytes);
-
-// Whether they are gzip's magic: a compressed shard, which cannot be read by offset.
-bool starts_like_gzip(std::string_view first_bytes);
-
 // Throws DatasetError naming the shard only when it cannot be read at all.
 TarShardIndex index_tar_shard(const ByteSource& shard);
 

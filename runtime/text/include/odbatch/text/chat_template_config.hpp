@@ -1,6 +1,7 @@
 #pragma once
 // Where a model's Jinja chat template and its special tokens come from: the chat_template and
 // bos/eos/pad/unk tokens of a Hugging Face tokenizer_config.json, or a standalone .jinja file.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -17,6 +18,10 @@ class ChatTemplateConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The largest tokenizer_config.json or .jinja file read: real ones are kilobytes, a config listing
+// every added token of a large vocabulary a few megabytes.
+inline constexpr std::uint64_t kMaxTemplateFileBytes = std::uint64_t{64} << 20;
 
 struct ChatTemplateConfig {
   std::string chat_template;  // the Jinja source
