@@ -6,7 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tools/install-deps.sh"
-"$root/tools/build.sh" "$root/build" >/dev/null
+# Only what it runs: the CLI and the example trainer, not the test suite.
+ODBATCH_BUILD_TARGETS="odbatch odbatch_cpp_trainer" "$root/tools/build.sh" "$root/build" >/dev/null
 "$root/tools/prepare-data.sh"
 mkdir -p "$root/out"
 "$root/build/odbatch" run "$root/examples/pipeline.toml" \

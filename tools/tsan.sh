@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds the concurrency tests (ctest label tsan) with ThreadSanitizer and runs them, against a
-# CAF built with TSan too (tools/build-caf-tsan.sh, built once and kept in BUILD_DIR/caf-tsan).
+# CAF built with TSan too (tools/build-caf-tsan.sh, built once per CAF and compiler version and kept
+# outside the clone, in ODBATCH_CACHE_DIR, by default ~/.cache/odbatch, so fresh clones reuse it).
 # Usage: tools/tsan.sh [BUILD_DIR]     (BUILD_DIR defaults to <repo>/build-tsan)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${1:-"$root/build-tsan"}
-caf=$build_dir/caf-tsan
+cache=${ODBATCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/odbatch}
 jobs=2   # CI machines have 2 cores; builds also run under nice
 # The test targets whose tests carry the label tsan (odbatch_test_suite's TSAN).
 targets=(odbatch_actors_concurrency_tests odbatch_store_tests odbatch_control_plane_tests
   odbatch_source_http_tests)
 
 "$root/tools/install-deps.sh"
+caf_version=$(dpkg-query -W -f='${source:Version}' libcaf-dev)
+caf=$cache/caf-tsan-$caf_version-gcc$(gcc -dumpfullversion)
 "$root/tools/build-caf-tsan.sh" "$caf"
 mkdir -p "$build_dir"
 caf=$(cd "$caf" && pwd)

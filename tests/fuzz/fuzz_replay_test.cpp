@@ -12,6 +12,7 @@
 
 #include "fuzz_entries.hpp"
 #include "fuzz_seeds.hpp"
+#include "test_skip.hpp"
 
 namespace odbatch::fuzz {
 namespace {
@@ -55,8 +56,7 @@ std::vector<std::uint8_t> file_bytes(const fs::path& file) {
 
 TEST_CASE("fuzz seeds: every proposal and checkpoint encoded from the real dataset is accepted") {
   if (!dataset_built()) {
-    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
-    return;
+    ODBATCH_SKIP_TEST("dataset", "the dataset is not built (tools/prepare-data.sh)");
   }
   // The checkpoint seeds include bare bodies, which the target wraps as checkpoint_codec.cpp does:
   // their acceptance keeps the wrapper in step with the file format.
@@ -68,8 +68,7 @@ TEST_CASE("fuzz seeds: every proposal and checkpoint encoded from the real datas
 
 TEST_CASE("fuzz seeds: every target accepts some of its seeds and breaks on none") {
   if (!dataset_built()) {
-    MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
-    return;
+    ODBATCH_SKIP_TEST("dataset", "the dataset is not built (tools/prepare-data.sh)");
   }
   for (const Target& target : targets()) {
     INFO(target.name);

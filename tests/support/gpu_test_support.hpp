@@ -1,8 +1,10 @@
 #pragma once
-// What the GPU tests share: whether CUDA sees a GPU, so that they skip cleanly without one, and
-// fail clearly under --no-skip.
+// What the GPU tests share: whether CUDA sees enough GPUs, so that they report Skipped without them
+// (test_skip.hpp), and fail where ODBATCH_TESTS_REQUIRE lists "gpu" (tools/gpu-check.sh).
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
+
+#include "test_skip.hpp"
 
 namespace odbatch::test {
 
@@ -11,11 +13,11 @@ inline int visible_gpus() {
   return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
 }
 
-inline const bool kNoGpu = visible_gpus() == 0;
-
-// Under --no-skip without a GPU: a clear failure rather than a crash.
-inline void require_gpu() {
-  REQUIRE_MESSAGE(visible_gpus() > 0, "no GPU is visible to CUDA");
-}
-
 }  // namespace odbatch::test
+
+// Skips the current test case unless CUDA sees at least `count` GPUs (the need "gpu" for one,
+// "gpus" for more).
+#define ODBATCH_REQUIRE_GPUS(count)                                                  \
+  if (::odbatch::test::visible_gpus() < (count))                                     \
+  ODBATCH_SKIP_TEST((count) > 1 ? "gpus" : "gpu",                                    \
+                    "needs " << (count) << " GPU(s); CUDA sees " << ::odbatch::test::visible_gpus())

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_skip.hpp"
+
 namespace odbatch::test {
 
 class HttpFixture {

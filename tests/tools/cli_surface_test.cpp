@@ -10,6 +10,7 @@
 
 #include "cli_test_support.hpp"
 #include "json_convention.hpp"
+#include "test_skip.hpp"
 
 namespace {
 
@@ -20,7 +21,7 @@ const fs::path kData = ODBATCH_DATA_DIR;
 
 bool data_built() {
   if (fs::exists(kData / "sft" / "mixed.jsonl")) return true;
-  MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+  ::odbatch::test::report_skip("dataset", "the dataset is not built (tools/prepare-data.sh)");
   return false;
 }
 

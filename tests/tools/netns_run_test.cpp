@@ -10,6 +10,7 @@
 
 #include "cli_test_support.hpp"
 #include "pipeline_test_support.hpp"
+#include "test_skip.hpp"
 
 namespace odbatch {
 namespace {
@@ -93,8 +94,7 @@ std::string prefix() {
 TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
   test::require_dataset();
   if (!can_make_namespaces()) {
-    MESSAGE("skipped: network namespaces cannot be created here (needs root)");
-    return;
+    ODBATCH_SKIP_TEST("root", "network namespaces cannot be created here (needs root)");
   }
   const auto dir = fresh_dir("netns");
   const auto config = write_config(dir, "netns", 300,
@@ -123,8 +123,7 @@ TEST_CASE("three ranks on three namespaced hosts: equal steps, audit passes") {
 TEST_CASE("a host cut off the network mid-epoch: every rank fails fast, the others naming it") {
   test::require_dataset();
   if (!can_make_namespaces()) {
-    MESSAGE("skipped: network namespaces cannot be created here (needs root)");
-    return;
+    ODBATCH_SKIP_TEST("root", "network namespaces cannot be created here (needs root)");
   }
   const auto dir = fresh_dir("netns_partition");
   // Slow workers stretch the epoch past the cut; a store call gives up after 3 s.

@@ -11,6 +11,7 @@
 #include "cli_test_support.hpp"
 #include "json_convention.hpp"
 #include "tar_builder.hpp"
+#include "test_skip.hpp"
 
 namespace {
 
@@ -23,7 +24,7 @@ const fs::path kTemplates = ODBATCH_CHAT_TEMPLATE_DIR;
 
 bool data_built() {
   if (fs::exists(kData / "sft" / "mixed.jsonl")) return true;
-  MESSAGE("skipped: the dataset is not built (tools/prepare-data.sh)");
+  ::odbatch::test::report_skip("dataset", "the dataset is not built (tools/prepare-data.sh)");
   return false;
 }
 

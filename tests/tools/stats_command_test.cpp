@@ -11,6 +11,7 @@
 
 #include "cli_test_support.hpp"
 #include "json_convention.hpp"
+#include "test_skip.hpp"
 
 namespace {
 
@@ -25,7 +26,7 @@ bool data_built() {
   if (fs::exists(kData / "dirty" / "dirty.jsonl") && fs::exists(kModel) &&
       fs::exists(kData / "sft" / "mixed.jsonl"))
     return true;
-  MESSAGE("skipped: " << kData.string() << " is not built (tools/prepare-data.sh builds it)");
+  ::odbatch::test::report_skip("dataset", kData.string() + " is not built (tools/prepare-data.sh builds it)");
   return false;
 }
 

@@ -1,6 +1,5 @@
-// Staging batches to the GPU. The block layout's cases run anywhere; the others need a GPU and are
-// skipped without one (doctest's --no-skip runs them anyway, and tools/gpu-check.sh does so on a
-// machine with GPUs).
+// Staging batches to the GPU. The block layout's cases run anywhere; the others need a GPU and
+// report Skipped without one (tools/gpu-check.sh requires them to run, on a machine with GPUs).
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -30,8 +29,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-using test::kNoGpu;
-using test::require_gpu;
 
 struct BatchShape {
   BatchLayout layout = BatchLayout::padded;
@@ -163,8 +160,8 @@ TEST_CASE("a written block holds every field at its offset and describes a devic
   CHECK(described.step_info.sample_ids == batch->step_info().sample_ids);
 }
 
-TEST_CASE("a padded batch arrives on the device byte for byte" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a padded batch arrives on the device byte for byte") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager;
   const auto batch = make_batch({}, 1);
@@ -178,9 +175,8 @@ TEST_CASE("a padded batch arrives on the device byte for byte" * doctest::skip(k
   CHECK(stager.held() == 0);
 }
 
-TEST_CASE("a packed batch with images arrives on the device byte for byte" *
-          doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a packed batch with images arrives on the device byte for byte") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager;
   BatchShape shape;
@@ -196,9 +192,8 @@ TEST_CASE("a packed batch with images arrives on the device byte for byte" *
   stager.release(device, compute.get());
 }
 
-TEST_CASE("batches in flight come out in staging order, each with its own bytes" *
-          doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("batches in flight come out in staging order, each with its own bytes") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager({.slots = 3, .initial_slot_bytes = 0});
   std::vector<std::shared_ptr<Batch>> batches;
@@ -230,9 +225,8 @@ TEST_CASE("batches in flight come out in staging order, each with its own bytes"
   CHECK(stager.stats().batches_staged == 34);
 }
 
-TEST_CASE("a slot is refilled only after the compute stream's work on it has run" *
-          doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a slot is refilled only after the compute stream's work on it has run") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager({.slots = 1, .initial_slot_bytes = 0});
   const auto first = make_batch({}, 20);
@@ -295,8 +289,8 @@ TEST_CASE("a slot is refilled only after the compute stream's work on it has run
   stager.release(refilled, compute.get());
 }
 
-TEST_CASE("a batch larger than its slot grows the slot" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a batch larger than its slot grows the slot") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager({.slots = 1, .initial_slot_bytes = 1});
   CHECK(stager.stats().device_allocations == 1);
@@ -323,8 +317,8 @@ TEST_CASE("a batch larger than its slot grows the slot" * doctest::skip(kNoGpu))
   CHECK(stager.stats().device_allocations == 2);
 }
 
-TEST_CASE("pinned buffers are reused, and at most max_buffers exist" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("pinned buffers are reused, and at most max_buffers exist") {
+  ODBATCH_REQUIRE_GPUS(1);
   PinnedBufferPool pool(1);
   PinnedBuffer buffer = pool.acquire(1000);
   std::byte* const first = buffer.data();
@@ -344,8 +338,8 @@ TEST_CASE("pinned buffers are reused, and at most max_buffers exist" * doctest::
   CHECK(pool.buffers() == 1);
 }
 
-TEST_CASE("a free buffer too small for a request is reallocated larger" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a free buffer too small for a request is reallocated larger") {
+  ODBATCH_REQUIRE_GPUS(1);
   PinnedBufferPool pool(1);
   std::size_t small_capacity = 0;
   {
@@ -358,8 +352,8 @@ TEST_CASE("a free buffer too small for a request is reallocated larger" * doctes
   CHECK(pool.buffers() == 1);
 }
 
-TEST_CASE("a steady stream of batches allocates nothing once warm" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a steady stream of batches allocates nothing once warm") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager;
   for (std::uint32_t seed = 40; seed < 80; ++seed) {
@@ -373,8 +367,8 @@ TEST_CASE("a steady stream of batches allocates nothing once warm" * doctest::sk
   CHECK(stats.device_allocations <= stager.slots());
 }
 
-TEST_CASE("misuse is reported as a logic error" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("misuse is reported as a logic error") {
+  ODBATCH_REQUIRE_GPUS(1);
   const CudaStream compute;
   CudaStager stager;
   CHECK_THROWS_AS(stager.wait(compute.get()), std::logic_error);

@@ -1,5 +1,5 @@
-// Needs a GPU: without one the test cases are skipped (doctest's --no-skip runs them anyway, and
-// tools/gpu-check.sh does so on a machine with GPUs).
+// Needs a GPU: without one the test cases report Skipped (tools/gpu-check.sh requires them to run,
+// on a machine with GPUs).
 #include "odbatch/cuda/nccl_bootstrap.hpp"
 
 #include <doctest/doctest.h>
@@ -17,14 +17,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-using test::kNoGpu;
-using test::require_gpu;
 using test::visible_gpus;
 
 // What each of `world` ranks (threads, one GPU each, round robin) saw: its error or "".
 std::vector<std::string> run_ranks(std::uint32_t world,
                                    void (*body)(std::uint32_t rank, ncclComm_t, cudaStream_t)) {
-  require_gpu();
+  ODBATCH_REQUIRE_GPUS(1);
   TcpStoreServer server(test::loopback_server_options());
   std::vector<std::string> errors(world);
   std::vector<std::thread> threads;
@@ -62,8 +60,8 @@ std::uint32_t world_of_gpus() {
   return static_cast<std::uint32_t>(visible_gpus());
 }
 
-TEST_CASE("ranks bootstrap through the store and pass the handshake when they agree" *
-          doctest::skip(kNoGpu)) {
+TEST_CASE("ranks bootstrap through the store and pass the handshake when they agree") {
+  ODBATCH_REQUIRE_GPUS(1);
   const auto errors =
       run_ranks(world_of_gpus(), [](std::uint32_t, ncclComm_t comm, cudaStream_t stream) {
         nccl_epoch_handshake(comm, stream, 0xABCD, 0, false, "start of epoch 0", 60s);
@@ -72,9 +70,8 @@ TEST_CASE("ranks bootstrap through the store and pass the handshake when they ag
   for (const auto& error : errors) CHECK_MESSAGE(error.empty(), error);
 }
 
-TEST_CASE("a rank with one step more fails the handshake on every rank" *
-          doctest::skip(visible_gpus() < 2)) {
-  REQUIRE_MESSAGE(visible_gpus() >= 2, "needs two GPUs");
+TEST_CASE("a rank with one step more fails the handshake on every rank") {
+  ODBATCH_REQUIRE_GPUS(2);
   const auto errors =
       run_ranks(world_of_gpus(), [](std::uint32_t rank, ncclComm_t comm, cudaStream_t stream) {
         nccl_epoch_handshake(comm, stream, 1, rank == 1 ? 18 : 17, true, "end of epoch 3", 60s);
@@ -85,8 +82,8 @@ TEST_CASE("a rank with one step more fails the handshake on every rank" *
   }
 }
 
-TEST_CASE("a rank whose peers never join fails at the deadline" * doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("a rank whose peers never join fails at the deadline") {
+  ODBATCH_REQUIRE_GPUS(1);
   TcpStoreServer server(test::loopback_server_options());
   TcpStoreClient client(test::client_options(server.port()));
   NcclOptions options;
@@ -109,9 +106,8 @@ DistEnv loopback_rank(std::uint32_t rank, std::uint32_t world, std::uint16_t por
   return dist;
 }
 
-TEST_CASE("ranks given a DistEnv meet through the run's store, under the trainer's keys" *
-          doctest::skip(kNoGpu)) {
-  require_gpu();
+TEST_CASE("ranks given a DistEnv meet through the run's store, under the trainer's keys") {
+  ODBATCH_REQUIRE_GPUS(1);
   TcpStoreServer server(test::loopback_server_options());
   const std::uint32_t world = world_of_gpus();
   std::vector<std::string> errors(world);

@@ -15,6 +15,7 @@
 
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/record_reader.hpp"
+#include "test_skip.hpp"
 
 namespace odbatch {
 namespace {
@@ -36,10 +37,8 @@ TEST_CASE("the dirty dataset is indexed and classified as EXPECTED.json says") {
   const std::filesystem::path dir = ODBATCH_DATA_DIR "/dirty";
   if (!std::filesystem::exists(dir / "dirty.jsonl") ||
       !std::filesystem::exists(dir / "EXPECTED.json")) {
-    MESSAGE("skipped: " << dir.string()
-                        << " has no dirty.jsonl and EXPECTED.json (build it with "
-                           "tools/dataset/build_dirty.py)");
-    return;
+    ODBATCH_SKIP_TEST("dataset", dir.string() << " has no dirty.jsonl and EXPECTED.json (build it "
+                                                 "with tools/dataset/build_dirty.py)");
   }
   const auto expected = nlohmann::json::parse(std::ifstream(dir / "EXPECTED.json"));
   const auto index = std::make_shared<const DatasetIndex>(

@@ -20,6 +20,7 @@
 #include "odbatch/source/http_byte_source.hpp"
 #include "odbatch/source/open_byte_source.hpp"
 #include "source_test_files.hpp"
+#include "test_skip.hpp"
 
 namespace odbatch {
 namespace {
@@ -301,8 +302,7 @@ TEST_CASE("https: a server verified by the CA file given is read, an unknown one
   const std::string name = fixture.serve("tls.bin", bytes);
   const std::string url = fixture.https_url(name);
   if (url.empty()) {
-    MESSAGE("skipped: no HTTPS server (http_fixture.py needs openssl)");
-    return;
+    ODBATCH_SKIP_TEST("openssl", "no HTTPS server (http_fixture.py needs openssl)");
   }
   RemoteSourceOptions options = small_blocks(100 * kBlock);
   options.ca_file = fixture.certificate();

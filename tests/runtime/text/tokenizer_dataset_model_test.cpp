@@ -6,6 +6,7 @@
 
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "tokenizer_test_support.hpp"
+#include "test_skip.hpp"
 
 namespace odbatch::test {
 namespace {
@@ -20,8 +21,7 @@ const std::uint32_t kVisualTokens[] = {16};
 TEST_CASE("the dataset's tokenizer model serves both templates") {
   const std::filesystem::path model = ODBATCH_DATASET_TOKENIZER_MODEL;
   if (!std::filesystem::exists(model)) {
-    MESSAGE("skipped: " << model.string() << " is absent (tools/dataset produces it)");
-    return;
+    ODBATCH_SKIP_TEST("dataset", model.string() << " is absent (tools/dataset produces it)");
   }
   for (const auto chat_template : {ChatTemplate::chatml, ChatTemplate::llama2}) {
     CAPTURE(to_string(chat_template));
