@@ -15,7 +15,7 @@
 namespace odbatch {
 namespace {
 
-constexpr std::string_view kMagic = "odbatch tar index 1\n";
+constexpr std::string_view kMagic = "odbatch tar index 2\n";
 constexpr std::uint64_t kNameHashDomain = 0x746172696478ULL;  // "taridx"
 // Bounds what a corrupt cache file can make the loader allocate.
 constexpr std::uint64_t kMaxTextBytes = std::uint64_t{1} << 20;
