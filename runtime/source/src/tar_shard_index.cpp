@@ -198,8 +198,8 @@ class ShardIndexer {
   // damaged header may have been the open sample's. Returns where the walk resumes.
   std::uint64_t unreadable_header(const std::string& problem) {
     const std::uint64_t bad_header = walk_end_;
-    const std::string pax = block_at(shard_, bad_header);
-    const auto pax_fields = valid_header(pax) ? tar_header_fields(pax) : std::nullopt;
+    const std::string bad_block = block_at(shard_, bad_header);
+    const auto pax_fields = valid_header(bad_block) ? tar_header_fields(bad_block) : std::nullopt;
     if (pax_fields && pax_fields->type == 'x') {
       const std::uint64_t member_header = bad_header + kBlockBytes + padded(pax_fields->size);
       const std::string block = block_at(shard_, member_header);
@@ -228,8 +228,7 @@ class ShardIndexer {
     const std::uint64_t next = next_nonzero_block(shard_, padded(end));
     if (next >= shard_.size() || valid_header(block_at(shard_, next))) return next;
     sample_ = OpenSample{"", next, next, {}, std::nullopt};
-    return damaged(std::to_string(shard_.size() - next) +
-                       " bytes after the end-of-archive blocks " + "are not a tar member",
+    return damaged("bytes after the end-of-archive blocks that are not a tar member",
                    next + kBlockBytes);
   }
 

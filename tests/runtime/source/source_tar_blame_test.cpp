@@ -185,9 +185,11 @@ TEST_CASE("bytes after the end-of-archive blocks that are not a tar member are a
   const RecordReader reader(index);
   CHECK(outcome(reader, 0) == "a json jpg");
   const auto trailing = outcome(reader, 1);
-  CHECK(trailing.starts_with("rejected damaged_shard: " + path + "@" +
-                             std::to_string(first.size() + kBlock) + ": "));
-  CHECK(trailing.find("after the end-of-archive blocks") != std::string::npos);
+  const std::string garbage_at = std::to_string(first.size() + kBlock);
+  CHECK(trailing == "rejected damaged_shard: " + path + "@" + garbage_at +
+                        ": damaged tar shard after byte " + garbage_at +
+                        ": bytes after the end-of-archive blocks that are not a tar member; this "
+                        "sample and any after it in the shard are lost");
 
   // A tar appended after garbage is found again.
   const auto second = tar_bytes(samples({"c"}));
