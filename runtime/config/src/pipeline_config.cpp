@@ -90,8 +90,9 @@ void validate(const PipelineConfig& c) {
   for (std::size_t i = 0; i < c.source.mix.size(); ++i) {
     const std::string key = "source.mix[" + std::to_string(i) + "]";
     if (c.source.mix[i].files.empty()) throw ConfigError(key + ".files", "names no file");
-    if (c.source.mix[i].epochs_per_pass == 0)
-      throw ConfigError(key + ".epochs_per_pass", "must be at least 1");
+    if (c.source.mix[i].epochs_per_pass == 0 || c.source.mix[i].epochs_per_pass > kMaxEpochsPerPass)
+      throw ConfigError(key + ".epochs_per_pass",
+                        "must be between 1 and " + std::to_string(kMaxEpochsPerPass));
   }
   if (c.source.reader.max_record_bytes == 0)
     throw ConfigError("source.max_record_bytes", "must be at least 1");

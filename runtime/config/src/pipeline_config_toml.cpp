@@ -1,4 +1,5 @@
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -109,15 +110,28 @@ std::vector<std::string> file_list(const toml::node& node, const std::filesystem
   return files;
 }
 
+// The shortest text that reads back as `value` (std::to_string shows 1e-300 as 0.000000).
+std::string shortest(double value) {
+  std::array<char, 32> digits{};
+  const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr;
+  return std::string(digits.data(), end);
+}
+
 // A source read `fraction` of per epoch is read whole once every 1 / fraction epochs, which must
 // be a whole number: an epoch reads whole chunks of a pass, never a record twice.
 std::uint64_t epochs_per_pass_of_fraction(double fraction) {
   if (!(fraction > 0.0 && fraction <= 1.0))
-    throw SettingError("expected a number above 0 and at most 1, got " + std::to_string(fraction));
+    throw SettingError("expected a number above 0 and at most 1, got " + shortest(fraction));
   const double epochs = std::round(1.0 / fraction);
+  // Checked before the conversion to an integer, which is undefined past 2^64.
+  if (epochs > static_cast<double>(kMaxEpochsPerPass))
+    throw SettingError("expected at least 1/" + std::to_string(kMaxEpochsPerPass) + " (" +
+                       shortest(1.0 / static_cast<double>(kMaxEpochsPerPass)) + "), got " +
+                       shortest(fraction) + ": a pass may take at most " +
+                       std::to_string(kMaxEpochsPerPass) + " epochs");
   if (std::abs(epochs * fraction - 1.0) > 1e-9)
     throw SettingError("expected 1 divided by a whole number (0.5, 0.25, ...), got " +
-                       std::to_string(fraction) +
+                       shortest(fraction) +
                        ": each epoch reads one of 1 / fraction equal chunks of the source");
   return static_cast<std::uint64_t>(epochs);
 }
@@ -164,7 +178,7 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        }},
       {"epochs_per_pass",
        [](const toml::node& n, PipelineConfig& c) {
-         c.source.mix.back().epochs_per_pass = integer(n, 1, std::uint64_t{1} << 32);
+         c.source.mix.back().epochs_per_pass = integer(n, 1, kMaxEpochsPerPass);
        }},
       {"fraction",
        [](const toml::node& n, PipelineConfig& c) {

@@ -3,6 +3,7 @@
 #include <webp/decode.h>
 #include <webp/demux.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -47,8 +48,8 @@ ImageError failure(std::string_view stage, VP8StatusCode status, std::size_t siz
 struct DemuxDeleter {
   void operator()(WebPDemuxer* demuxer) const { WebPDemuxDelete(demuxer); }
 };
-struct AnimDecoderDeleter {
-  void operator()(WebPAnimDecoder* decoder) const { WebPAnimDecoderDelete(decoder); }
+struct IteratorReleaser {
+  void operator()(WebPIterator* iterator) const { WebPDemuxReleaseIterator(iterator); }
 };
 
 }  // namespace
@@ -140,29 +141,35 @@ std::optional<ImageError> WebpDecoder::decode_first_frame(std::span<const std::u
     return std::nullopt;
   }
 
-  // libwebp's animation decoder draws the first frame on the zeroed canvas, as Pillow's does;
-  // its canvas is RGBA, whose alpha is dropped.
-  WebPAnimDecoderOptions options;
-  if (WebPAnimDecoderOptionsInit(&options) == 0) throw std::logic_error("libwebp version mismatch");
-  options.color_mode = MODE_RGBA;
-  options.use_threads = 0;
+  // The first frame as libwebp's animation decoder (and so Pillow) draws it: the first frame is
+  // always a key frame, decoded onto a zeroed canvas at its offset, with no blending, and the
+  // canvas's alpha is dropped. Drawn here straight into the RGB buffer, because the animation
+  // decoder holds two RGBA canvases (8 bytes a canvas pixel, 512 MB for 8000x8000) besides it.
   const WebPData data{webp.data(), webp.size()};
-  const std::unique_ptr<WebPAnimDecoder, AnimDecoderDeleter> decoder(
-      WebPAnimDecoderNew(&data, &options));
-  if (!decoder)
-    return ImageError{ImageErrorKind::corrupt, "WebP animation cannot be opened (" +
-                                                   std::to_string(webp.size()) + " bytes)"};
-  std::uint8_t* canvas = nullptr;
-  int timestamp = 0;
-  if (WebPAnimDecoderGetNext(decoder.get(), &canvas, &timestamp) == 0)
-    return ImageError{ImageErrorKind::corrupt, "WebP animation's first frame cannot be decoded (" +
+  const std::unique_ptr<WebPDemuxer, DemuxDeleter> demuxer(WebPDemux(&data));
+  if (!demuxer)
+    return ImageError{ImageErrorKind::corrupt, "WebP animation's chunks cannot be parsed (" +
                                                    std::to_string(webp.size()) +
                                                    " bytes: truncated or damaged)"};
-  for (std::size_t i = 0; i < pixels; ++i) {
-    rgb[3 * i] = canvas[4 * i];
-    rgb[3 * i + 1] = canvas[4 * i + 1];
-    rgb[3 * i + 2] = canvas[4 * i + 2];
-  }
+  WebPIterator frame;
+  if (WebPDemuxGetFrame(demuxer.get(), 1, &frame) == 0)
+    return ImageError{ImageErrorKind::corrupt, "WebP animation's first frame cannot be found (" +
+                                                   std::to_string(webp.size()) + " bytes)"};
+  const std::unique_ptr<WebPIterator, IteratorReleaser> frame_owner(&frame);
+  // The demuxer accepts only frames inside the canvas, whose size the header check bounded.
+  std::fill_n(rgb, pixels * 3, std::uint8_t{0});
+  const std::size_t frame_start =
+      (std::size_t(frame.y_offset) * header.width + std::size_t(frame.x_offset)) * 3;
+  WebPDecoderConfig config;
+  if (WebPInitDecoderConfig(&config) == 0) throw std::logic_error("libwebp version mismatch");
+  config.output.colorspace = MODE_RGB;
+  config.output.is_external_memory = 1;
+  config.output.u.RGBA.rgba = rgb + frame_start;
+  config.output.u.RGBA.stride = static_cast<int>(header.width * 3);
+  config.output.u.RGBA.size = pixels * 3 - frame_start;
+  const VP8StatusCode status = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
+  WebPFreeDecBuffer(&config.output);
+  if (status != VP8_STATUS_OK) return failure("decoding the first frame", status, webp.size());
   return std::nullopt;
 }
 

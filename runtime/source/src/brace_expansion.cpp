@@ -14,17 +14,28 @@ struct BraceGroup {
   std::vector<std::string> alternatives;
 };
 
-std::optional<long long> integer(std::string_view text) {
+// A range end: a long long, or nothing with why not.
+struct RangeEnd {
+  std::optional<long long> value;
+  bool out_of_range = false;
+};
+
+RangeEnd integer(std::string_view text) {
   long long value = 0;
   const char* begin = text.data();
   if (!text.empty() && text.front() == '+') ++begin;
   const auto [end, error] = std::from_chars(begin, text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || begin == end) return std::nullopt;
-  return value;
+  if (end != text.data() + text.size() || begin == end) return {};
+  if (error == std::errc::result_out_of_range) return {.value = std::nullopt, .out_of_range = true};
+  if (error != std::errc()) return {};
+  return {.value = value};
 }
 
 std::string padded(long long value, std::size_t width) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
+  // The magnitude in unsigned arithmetic: -value overflows for the lowest long long.
+  const unsigned long long magnitude = value < 0 ? 0ULL - static_cast<unsigned long long>(value)
+                                                 : static_cast<unsigned long long>(value);
+  std::string digits = std::to_string(magnitude);
   const std::size_t sign = value < 0 ? 1 : 0;
   if (digits.size() + sign < width) digits.insert(0, width - digits.size() - sign, '0');
   return value < 0 ? "-" + digits : digits;
@@ -37,8 +48,16 @@ std::optional<std::vector<std::string>> alternatives(std::string_view body,
       dots != std::string_view::npos && body.find(',') == body.npos) {
     const auto low_text = body.substr(0, dots);
     const auto high_text = body.substr(dots + 2);
-    const auto low = integer(low_text);
-    const auto high = integer(high_text);
+    const auto low_end = integer(low_text);
+    const auto high_end = integer(high_text);
+    if (low_end.out_of_range || high_end.out_of_range) {
+      throw DatasetError("dataset pattern '" + std::string(pattern) + "': the range {" +
+                         std::string(body) +
+                         "} has an end outside the 64-bit integers (-9223372036854775808 to "
+                         "9223372036854775807)");
+    }
+    const auto& low = low_end.value;
+    const auto& high = high_end.value;
     if (!low || !high) {
       throw DatasetError("dataset pattern '" + std::string(pattern) + "': the range {" +
                          std::string(body) + "} does not go from a number to a number");
@@ -47,8 +66,12 @@ std::optional<std::vector<std::string>> alternatives(std::string_view body,
                              (high_text.size() > 1 && high_text.front() == '0');
     const std::size_t width = zero_padded ? std::max(low_text.size(), high_text.size()) : 0;
     const long long step = *low <= *high ? 1 : -1;
-    const auto count = static_cast<unsigned long long>((*high - *low) * step) + 1;
-    if (count > limit) {
+    // The distance between the ends in unsigned arithmetic, which cannot overflow: the count
+    // (distance + 1) of a range over all 64-bit integers would wrap to 0.
+    const auto as_unsigned = [](long long v) { return static_cast<unsigned long long>(v); };
+    const unsigned long long distance =
+        step > 0 ? as_unsigned(*high) - as_unsigned(*low) : as_unsigned(*low) - as_unsigned(*high);
+    if (distance >= limit) {
       throw DatasetError("dataset pattern '" + std::string(pattern) + "' expands to more than " +
                          std::to_string(limit) + " names");
     }

@@ -100,6 +100,10 @@ TarHeaderWalker::~TarHeaderWalker() {
   archive_read_free(archive_);
 }
 
+std::uint64_t TarHeaderWalker::position() const {
+  return base_ + static_cast<std::uint64_t>(archive_filter_bytes(archive_, 0));
+}
+
 TarHeaderWalker::Step TarHeaderWalker::next(Member& member) {
   if (!problem_.empty()) return Step::damaged;
   archive_entry* entry = nullptr;
@@ -109,7 +113,7 @@ TarHeaderWalker::Step TarHeaderWalker::next(Member& member) {
   const char* path = archive_entry_pathname(entry);
   member.path = path != nullptr ? path : "";
   member.header_offset = base_ + static_cast<std::uint64_t>(archive_read_header_position(archive_));
-  member.data_offset = base_ + static_cast<std::uint64_t>(archive_filter_bytes(archive_, 0));
+  member.data_offset = position();
   member.size = static_cast<std::uint64_t>(archive_entry_size(entry));
   member.regular_file = archive_entry_filetype(entry) == AE_IFREG;
   member.sparse = archive_entry_sparse_count(entry) > 0;

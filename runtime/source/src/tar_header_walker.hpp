@@ -37,6 +37,9 @@ class TarHeaderWalker {
   // input that ends inside a header or a member's data. After `damaged`, problem() says what.
   Step next(Member& member);
   const std::string& problem() const { return problem_; }
+  // The shard offset up to which headers and data have been consumed: after `end`, just past
+  // the end-of-archive blocks.
+  std::uint64_t position() const;
 
   // libarchive's callbacks.
   struct Input;

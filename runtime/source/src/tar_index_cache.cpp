@@ -17,7 +17,7 @@
 namespace odbatch {
 namespace {
 
-constexpr std::string_view kMagic = "odbatch tar index 2\n";
+constexpr std::string_view kMagic = "odbatch tar index 3\n";
 // A cache file ends with a checksum of what precedes it (8 bytes, little-endian), so that one
 // edited or damaged on disk is indexed again rather than trusted.
 constexpr std::uint64_t kChecksumDomain = 0x74617273756dULL;  // "tarsum"

@@ -82,6 +82,17 @@ TEST_CASE("bad source.mix entries name the file, line and key") {
                          "most 1"));
   CHECK(error_of("[[source.mix]]\nfiles = [\"x\"]\nfraction = 0.5\nepochs_per_pass = 2\n") ==
         "p.toml:8:12: source.mix[0].fraction: set either epochs_per_pass or fraction, not both");
+  // A fraction below 1/2^32 is past epochs_per_pass's range, and the error names the key written.
+  CHECK(error_of("[[source.mix]]\nfiles = [\"x\"]\nfraction = 1e-300\n") ==
+        "p.toml:8:12: source.mix[0].fraction: expected at least 1/4294967296 "
+        "(2.3283064365386963e-10), got 1e-300: a pass may take at most 4294967296 epochs");
+  CHECK(error_of("[[source.mix]]\nfiles = [\"x\"]\nfraction = 9.094947017729282e-13\n") ==
+        "p.toml:8:12: source.mix[0].fraction: expected at least 1/4294967296 "
+        "(2.3283064365386963e-10), got 9.094947017729282e-13: a pass may take at most "
+        "4294967296 epochs");
+  CHECK(parse("[[source.mix]]\nfiles = [\"x\"]\nfraction = 2.3283064365386963e-10\n")
+            .source.mix[0]
+            .epochs_per_pass == 4294967296);
   const auto weight = error_of("[[source.mix]]\nfiles = [\"x\"]\nweight = 2.0\n");
   CHECK(
       weight.starts_with("p.toml:8:10: source.mix[0].weight: weights are not supported: a "

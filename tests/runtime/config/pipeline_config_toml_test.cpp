@@ -164,6 +164,23 @@ TEST_CASE("a configuration built in code is checked the same way") {
   CHECK_NOTHROW(validate(config));
 }
 
+TEST_CASE("a mixed source built in code takes 1 to 2^32 epochs a pass") {
+  auto config = parse(std::string(kMinimal));
+  config.source.mix.push_back(
+      MixSourceConfig{.files = {"x"}, .epochs_per_pass = kMaxEpochsPerPass});
+  CHECK_NOTHROW(validate(config));
+  for (const std::uint64_t epochs : {std::uint64_t{0}, kMaxEpochsPerPass + 1}) {
+    config.source.mix[0].epochs_per_pass = epochs;
+    try {
+      validate(config);
+      FAIL("epochs_per_pass = " << epochs << " was accepted");
+    } catch (const ConfigError& e) {
+      CHECK(e.field() == "source.mix[0].epochs_per_pass");
+      CHECK(std::string(e.what()).find("must be between 1 and 4294967296") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a model's own tokenizer file and Jinja template are configured in [tokenizer]") {
   constexpr std::string_view kQwen = R"(
 [source]

@@ -3,6 +3,7 @@
 // animated images when they are refused give located `corrupt`, `unsupported` or `pixel_bomb`
 // errors, and thousands of mutations decode to an image or an error, never a crash.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -215,6 +216,90 @@ TEST_CASE("animated PNGs and WebPs: the first frame, or unsupported when refused
                                "(reject_animated)");
     CHECK(strict.decode(read_file(format == "png" ? "rgb.png" : "lossy.webp"), {}));
   }
+}
+
+namespace {
+
+// A RIFF chunk: tag, little-endian size, data, and a pad byte to an even size.
+void append_chunk(Bytes& out, std::string_view tag, const Bytes& data) {
+  out.insert(out.end(), tag.begin(), tag.end());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(data.size() >> (8 * i)));
+  out.insert(out.end(), data.begin(), data.end());
+  if (data.size() % 2 != 0) out.push_back(0);
+}
+
+void append_le24(Bytes& out, std::uint32_t value) {
+  for (int i = 0; i < 3; ++i) out.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+}
+
+// An animated WebP of two frames on a `width` x `height` canvas, each frame one lossless pixel
+// (R, G, B) = (200, 100, 50), the first at (x, y) (even numbers, as the format stores them).
+Bytes tiny_animation(std::uint32_t width, std::uint32_t height, std::uint32_t x, std::uint32_t y) {
+  // libwebp's WebPEncodeLosslessRGB of that pixel: the VP8L chunk's data.
+  const Bytes pixel = {0x2f, 0x00, 0x00, 0x00, 0x00, 0x07, 0x50, 0xb2, 0x22,
+                       0x57, 0xa6, 0xff, 0x81, 0x88, 0xe8, 0x7f, 0x00};
+  Bytes body = {'W', 'E', 'B', 'P'};
+  Bytes vp8x = {0x02, 0, 0, 0};  // the animation flag
+  append_le24(vp8x, width - 1);
+  append_le24(vp8x, height - 1);
+  append_chunk(body, "VP8X", vp8x);
+  append_chunk(body, "ANIM", Bytes(6, 0));
+  for (const auto& [frame_x, frame_y] : {std::pair{x, y}, std::pair{0u, 0u}}) {
+    Bytes frame;
+    append_le24(frame, frame_x / 2);
+    append_le24(frame, frame_y / 2);
+    append_le24(frame, 0);    // width - 1
+    append_le24(frame, 0);    // height - 1
+    append_le24(frame, 100);  // duration in ms
+    frame.push_back(0);
+    append_chunk(frame, "VP8L", pixel);
+    append_chunk(body, "ANMF", frame);
+  }
+  Bytes riff;
+  append_chunk(riff, "RIFF", body);
+  riff.resize(riff.size() - body.size() % 2);  // RIFF's size covers the body, unpadded
+  return riff;
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+}  // namespace
+
+TEST_CASE("an animated WebP's first frame is drawn on a black canvas at its offset") {
+  ImageDecoder decoder;
+  const Bytes animation = tiny_animation(10, 6, 4, 2);
+  const auto header = decoder.read_header(animation);
+  REQUIRE(header);
+  CHECK(header.value().frames == 2);
+  VisionGeometryConfig geometry;
+  geometry.min_pixels = 4;
+  geometry.max_pixels = 4;
+  geometry.patch_size = 1;
+  geometry.merge_size = 2;
+  DecodedImage image;
+  REQUIRE_FALSE(decoder.decode(animation, geometry, image, nullptr, ImageCrop{4, 2, 2, 2}));
+  // The crop's four pixels, resized 2x2 to 2x2: the frame's pixel and black.
+  CHECK(image.rgb == Bytes{200, 100, 50, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+}
+
+TEST_CASE("an animated WebP's canvas costs its RGB pixels, not the animation decoder's canvases") {
+  // 166 bytes that declare a 4000x4000 canvas: libwebp's animation decoder would hold two RGBA
+  // canvases (8 bytes a pixel) besides the RGB buffer; the documented bound is 4 bytes a pixel.
+  const Bytes animation = tiny_animation(4000, 4000, 0, 0);
+  CHECK(animation.size() < 200);
+  ImageDecoder decoder;
+  VisionGeometryConfig small;
+  small.max_pixels = 64 * 28 * 28;
+  const std::uint64_t before = peak_rss_bytes();
+  const auto image = decoder.decode(animation, small);
+  const std::uint64_t growth = peak_rss_bytes() - before;
+  REQUIRE(image);
+  CHECK(image.value().source_width == 4000);
+  CHECK(growth <= std::uint64_t{4000} * 4000 * 4);
 }
 
 TEST_CASE("thousands of mutated PNGs and WebPs decode to an image or an error, never a crash") {

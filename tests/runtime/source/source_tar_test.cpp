@@ -105,6 +105,34 @@ TEST_CASE("brace patterns expand to ranges and alternatives, in order") {
                        DatasetError);
 }
 
+TEST_CASE("a brace range over the whole 64-bit range is refused before any name is made") {
+  // Its count, hi - lo + 1, is 2^64: computed in 64 bits it wrapped to 0 and passed the limit.
+  CHECK_THROWS_WITH_AS(
+      expand_braces("shard-{-9223372036854775808..9223372036854775807}.tar"),
+      "dataset pattern 'shard-{-9223372036854775808..9223372036854775807}.tar' expands to more "
+      "than 1000000 names",
+      DatasetError);
+  CHECK_THROWS_WITH_AS(
+      expand_braces("{9223372036854775807..-9223372036854775808}"),
+      "dataset pattern '{9223372036854775807..-9223372036854775808}' expands to more than "
+      "1000000 names",
+      DatasetError);
+  CHECK_THROWS_WITH_AS(expand_braces("shard-{0..18446744073709551615}.tar"),
+                       "dataset pattern 'shard-{0..18446744073709551615}.tar': the range "
+                       "{0..18446744073709551615} has an end outside the 64-bit integers "
+                       "(-9223372036854775808 to 9223372036854775807)",
+                       DatasetError);
+  CHECK_THROWS_WITH_AS(expand_braces("s-{1..1000001}"),
+                       "dataset pattern 's-{1..1000001}' expands to more than 1000000 names",
+                       DatasetError);
+  CHECK(expand_braces("s-{1..1000000}").size() == 1'000'000);
+  // The ends of the range are written whole, the lowest included.
+  CHECK(expand_braces("{-9223372036854775808..-9223372036854775807}") ==
+        std::vector<std::string>{"-9223372036854775808", "-9223372036854775807"});
+  CHECK(expand_braces("{9223372036854775806..9223372036854775807}") ==
+        std::vector<std::string>{"9223372036854775806", "9223372036854775807"});
+}
+
 TEST_CASE("shard lists: braces, @list files and URLs in the dataset's file list") {
   test::ScratchDirectory dir;
   for (int i = 0; i < 3; ++i) dir.write("shards/s-" + std::to_string(i) + ".tar", "x");

@@ -46,11 +46,14 @@ struct TemplateOverrides {
   friend bool operator==(const TemplateOverrides&, const TemplateOverrides&) = default;
 };
 
+// The most epochs a pass over a mixed source may take (2^32), so `fraction` is at least 2^-32.
+inline constexpr std::uint64_t kMaxEpochsPerPass = std::uint64_t{1} << 32;
+
 // A further source mixed into every epoch ([[source.mix]]): its records are read once every
 // `epochs_per_pass` epochs, a chunk each epoch (odbatch/core/epoch_selection.hpp).
 struct MixSourceConfig {
-  std::vector<std::string> files;  // as SourceConfig::files
-  std::uint64_t epochs_per_pass = 1;
+  std::vector<std::string> files;     // as SourceConfig::files
+  std::uint64_t epochs_per_pass = 1;  // 1 to kMaxEpochsPerPass
   TemplateOverrides templating = TemplateOverrides();
 };
 
