@@ -706,7 +706,7 @@ class Renderer {
     }
     const auto n = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < n; ++i) {
-      charge_steps(1);  // an empty body costs its iterations too
+      charge_steps(kFrameSteps);  // an empty body costs its iterations too
       auto scope = push_frame();
       Dict loop;
       loop.reserve(12);
@@ -754,6 +754,7 @@ class Renderer {
         fail(call_location_, "macro '" + name + "' nested more than " +
                                  std::to_string(kMaxMacroDepth) + " calls deep");
       ++macro_depth_;
+      charge_steps(kFrameSteps);
       auto saved = frame_;
       frame_ = std::make_shared<Frame>(Frame{{}, closure});
       for (std::size_t i = 0; i < parameters.size(); ++i) {

@@ -68,8 +68,8 @@ TEST_CASE("jinja budgets: expression trees deeper than 200 levels fail to parse"
 
 TEST_CASE("jinja budgets: data nested 200,000 deep is built and dropped without a crash") {
   const std::string deep =
-      "{% set ns = namespace(x=[]) %}{% for i in range(2) %}{% for j in range(100000) %}"
-      "{% set ns.x = [ns.x] %}{% endfor %}{% endfor %}";
+      "{% set ns = namespace(x=[]) %}{% for i in range(50000) %}{% set ns.x = [[[[ns.x]]]] %}"
+      "{% endfor %}";
   CHECK(render(deep + "{{ ns.x | length }}") == "1");
   for (const char* walk : {"{{ ns.x }}", "{{ ns.x | tojson }}"}) {
     INFO(walk);
@@ -103,6 +103,11 @@ TEST_CASE("jinja budgets: loops and recursion without end stop at the step budge
     CHECK(e.kind() == JinjaError::Kind::render);
     CHECK(says(e, steps));
   }
+  // Macros 200 deep, each inside statements 12 deep: the renderer's recursion, not the stack.
+  std::string deep_macro = "{% macro f(n) %}{% if n > 0 %}" + repeated("{% if true %}", 12) +
+                           "{{ f(n-1) }}" + repeated("{% endif %}", 12) +
+                           "{% endif %}{% endmacro %}{{ f(199) }}";
+  CHECK(says(error_of(deep_macro), "more than 2000 levels deep"));
   CHECK(says(error_of("{{ range(100001) | length }}"), "range too big"));
   CHECK(render("{{ range(9223372036854775800, 9223372036854775807, 5) | list }}") ==
         "[9223372036854775800, 9223372036854775805]");

@@ -34,11 +34,12 @@ inline constexpr std::size_t kMaxTextBytes = std::size_t{64} << 20;
 // under kMaxTextBytes cannot pile up either.
 inline constexpr std::uint64_t kMaxRenderBytes = std::uint64_t{512} << 20;
 
-// Rendering: the work one render may do, in steps: a statement, an expression, a loop
-// iteration, a macro call, an item a filter or an operator walks, or kBytesPerStep bytes it
-// scans or copies.
+// Rendering: the work one render may do, in steps: a statement, an expression, an item a filter
+// or an operator walks, kBytesPerStep bytes it scans or copies, and kFrameSteps for a loop
+// iteration or a macro call (each makes a scope and sets a dozen variables).
 inline constexpr std::uint64_t kMaxRenderSteps = 2'000'000;
 inline constexpr std::size_t kBytesPerStep = 4096;
+inline constexpr std::uint64_t kFrameSteps = 10;
 
 // Rendering: range() items (jinja2's sandbox limit).
 inline constexpr std::int64_t kMaxRangeItems = 100'000;
