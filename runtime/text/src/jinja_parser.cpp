@@ -1172,6 +1172,9 @@ class Parser {
 }  // namespace
 
 Body parse_template(std::string_view source) {
+  if (source.size() > kMaxTemplateBytes)
+    syntax_error({}, "the template has " + std::to_string(source.size()) + " bytes, more than " +
+                         std::to_string(kMaxTemplateBytes >> 10) + " KiB");
   return Parser(Lexer(source).tokenize()).parse_all();
 }
 

@@ -63,6 +63,7 @@ TEST_CASE("jinja budgets: expression trees deeper than 200 levels fail to parse"
   CHECK(e.line() == 2);
   CHECK(e.column() == 4 * 200 + 2);  // the operator that makes the 201st level
   CHECK(render("{{ 0" + repeated(" + 1", 150) + " }}") == "150");
+  CHECK(says(error_of(std::string(2 << 20, 'x')), "more than 1024 KiB"));
   CHECK(render("{{ 'a'" + repeated(" | upper | lower", 90) + " }}") == "a");
 }
 
@@ -109,6 +110,8 @@ TEST_CASE("jinja budgets: loops and recursion without end stop at the step budge
                            "{% endif %}{% endmacro %}{{ f(199) }}";
   CHECK(says(error_of(deep_macro), "more than 2000 levels deep"));
   CHECK(says(error_of("{{ range(100001) | length }}"), "range too big"));
+  CHECK(render("{{ 'abc'[::-9223372036854775807 - 1] }}{{ [1, 2, 3][1::9223372036854775807] }}") ==
+        "c[2]");
   CHECK(render("{{ range(9223372036854775800, 9223372036854775807, 5) | list }}") ==
         "[9223372036854775800, 9223372036854775805]");
   // Repeating an empty string or list takes no time, however many times.

@@ -8,6 +8,10 @@
 
 namespace odbatch::jinja {
 
+// Parsing: the template's text. Its tokens and tree take tens of times its size; real chat
+// templates have at most some 10 KiB.
+inline constexpr std::size_t kMaxTemplateBytes = std::size_t{1} << 20;
+
 // Parsing: statements inside statements, and the levels of an expression's tree (`1 + 1 + ...`,
 // `not not ...`, `x|a|b...`, `x.a.b...` included). Evaluating and destroying the tree recurse
 // once per level, so this bounds the stack they take. Real templates nest fewer than 10.
