@@ -301,7 +301,9 @@ SliceIndices slice_indices(std::size_t length, const Value& start_value, const V
     return v.is_bool() ? std::int64_t{v.as_bool()} : v.as_int();
   };
   const auto n = static_cast<std::int64_t>(length);
-  const std::int64_t step = as_index(step_value, "step").value_or(1);
+  // A step past the length takes one item either way; this one can be negated.
+  const std::int64_t step =
+      std::max(as_index(step_value, "step").value_or(1), -std::numeric_limits<std::int64_t>::max());
   if (step == 0) fail("slice step cannot be zero");
   const auto clamp = [&](std::optional<std::int64_t> v, std::int64_t if_absent) {
     if (!v) return if_absent;
@@ -314,7 +316,7 @@ SliceIndices slice_indices(std::size_t length, const Value& start_value, const V
   const std::int64_t stop = clamp(as_index(stop_value, "stop"), step > 0 ? n : -1);
   const std::int64_t span = step > 0 ? stop - start : start - stop;
   const std::int64_t stride = step > 0 ? step : -step;
-  return {start, step, span <= 0 ? 0 : static_cast<std::size_t>((span + stride - 1) / stride)};
+  return {start, step, span <= 0 ? 0 : static_cast<std::size_t>((span - 1) / stride + 1)};
 }
 
 Value make_tuple(Value a, Value b) {
@@ -1066,8 +1068,13 @@ class Renderer {
         // `'' * 10**18` is empty at once, not after 10**18 appends.
         const std::int64_t copies = length == 0 ? 0 : times;
         if (seq.is_string()) {
+          // By doubling: `'x' * 60000000` is some 26 copies, not 60 million appends.
+          const std::size_t total =
+              length * static_cast<std::size_t>(std::max<std::int64_t>(0, copies));
           std::string out;
-          for (std::int64_t i = 0; i < copies; ++i) out += seq.as_string();
+          out.reserve(total);
+          if (total > 0) out = seq.as_string();
+          while (out.size() < total) out.append(out, 0, std::min(out.size(), total - out.size()));
           return Value(std::move(out));
         }
         std::vector<Value> out;

@@ -212,7 +212,19 @@ void append_string_repr(BoundedText& out, const std::string& s) {
   const char quote =
       (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
   out += quote;
-  for (unsigned char c : s) {
+  const auto plain = [quote](unsigned char c) {
+    return c >= 0x20 && c != 0x7f && c != '\\' && c != static_cast<unsigned char>(quote);
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    // Characters printed as they are go in runs, not one append each.
+    std::size_t run = i;
+    while (run < s.size() && plain(static_cast<unsigned char>(s[run]))) ++run;
+    if (run > i) {
+      out += std::string_view(s).substr(i, run - i);
+      i = run;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(s[i++]);
     if (c == '\\' || c == static_cast<unsigned char>(quote)) {
       out += '\\';
       out += static_cast<char>(c);
@@ -278,7 +290,18 @@ void append_python_repr(BoundedText& out, const Value& value, int depth) {
 
 void append_json_string(BoundedText& out, const std::string& s, bool ensure_ascii) {
   out += '"';
+  const auto plain = [ensure_ascii](unsigned char c) {
+    return c >= 0x20 && c != '"' && c != '\\' && (!ensure_ascii || c < 0x7f);
+  };
   for (std::size_t i = 0; i < s.size(); ++i) {
+    // Characters written as they are go in runs, not one append each.
+    std::size_t run = i;
+    while (run < s.size() && plain(static_cast<unsigned char>(s[run]))) ++run;
+    if (run > i) {
+      out += std::string_view(s).substr(i, run - i);
+      i = run - 1;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"':
