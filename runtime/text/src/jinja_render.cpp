@@ -48,6 +48,7 @@ void check_list_size(std::size_t items) {
 std::size_t find_text(std::string_view haystack, std::string_view needle, std::size_t from) {
   if (from > haystack.size()) return std::string::npos;
   if (needle.empty()) return from;
+  if (needle.size() == 1) return haystack.find(needle[0], from);  // memchr
   const void* found =
       memmem(haystack.data() + from, haystack.size() - from, needle.data(), needle.size());
   return found == nullptr
@@ -238,14 +239,17 @@ std::string python_replace(const std::string& s, const std::string& old_text,
     if (count < 0 || done < count) out += new_text;
     return out;
   }
-  // The result's size first, so that a growing replacement fails before it allocates.
+  // The result's size first, so that a growing replacement fails before it allocates (and
+  // stops counting as soon as it would).
+  const std::size_t growth =
+      new_text.size() > old_text.size() ? new_text.size() - old_text.size() : 0;
   std::size_t matches = 0;
   for (std::size_t at = find_text(s, old_text, 0);
        at != std::string::npos && (count < 0 || static_cast<std::int64_t>(matches) < count);
-       at = find_text(s, old_text, at + old_text.size()))
+       at = find_text(s, old_text, at + old_text.size())) {
     ++matches;
-  if (new_text.size() > old_text.size())
-    check_text_size(s.size(), matches, new_text.size() - old_text.size());
+    check_text_size(s.size(), matches, growth);
+  }
   out.reserve(s.size() + matches * new_text.size() - matches * old_text.size());
   std::size_t from = 0;
   for (std::size_t done = 0; done < matches; ++done) {
