@@ -856,6 +856,7 @@ class Renderer {
           const Value key = eval(*expr.operands[i]);
           if (!key.is_string())
             fail(expr.operands[i]->location, "dict keys other than strings are not supported");
+          charge_steps(dict.size());  // a key is looked up among those before it
           dict.set(key.as_string(), eval(*expr.operands[i + 1]));
         }
         return Value(std::move(dict));
@@ -1465,10 +1466,15 @@ const Value* Renderer::global(const std::string& name) {
                    for (const auto& positional : args.positional) {
                      if (!positional.is_dict())
                        fail(call_location_, "namespace() takes a dict or keyword arguments");
-                     for (const auto& [key, value] : positional.as_dict().entries())
+                     for (const auto& [key, value] : positional.as_dict().entries()) {
+                       charge_steps(attributes.size());
                        attributes.set(key, value);
+                     }
                    }
-                   for (auto& [key, value] : args.keyword) attributes.set(key, value);
+                   for (auto& [key, value] : args.keyword) {
+                     charge_steps(attributes.size());
+                     attributes.set(key, value);
+                   }
                    namespaces_.push_back(Value::new_namespace(std::move(attributes)));
                    return namespaces_.back();
                  }));
@@ -1477,7 +1483,10 @@ const Value* Renderer::global(const std::string& name) {
                    if (!args.positional.empty())
                      fail(call_location_, "dict() takes keyword arguments only");
                    Dict dict;
-                   for (auto& [key, value] : args.keyword) dict.set(key, value);
+                   for (auto& [key, value] : args.keyword) {
+                     charge_steps(dict.size());
+                     dict.set(key, value);
+                   }
                    return Value(std::move(dict));
                  }));
   else if (name == "range")

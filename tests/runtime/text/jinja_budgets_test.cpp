@@ -109,6 +109,10 @@ TEST_CASE("jinja budgets: loops and recursion without end stop at the step budge
                            "{{ f(n-1) }}" + repeated("{% endif %}", 12) +
                            "{% endif %}{% endmacro %}{{ f(199) }}";
   CHECK(says(error_of(deep_macro), "more than 2000 levels deep"));
+  // A dict's keys are looked up among those before them: 3,000 keys are some 4.5 million steps.
+  std::string keys = "{{ {";
+  for (int i = 0; i < 3000; ++i) keys += "'k" + std::to_string(i) + "': 0, ";
+  CHECK(says(error_of(keys + "} | length }}"), steps));
   CHECK(says(error_of("{{ range(100001) | length }}"), "range too big"));
   CHECK(render("{{ 'abc'[::-9223372036854775807 - 1] }}{{ [1, 2, 3][1::9223372036854775807] }}") ==
         "c[2]");
