@@ -72,6 +72,12 @@ Outcome image_resize(Input input);
 // ConfigFileError, nothing else.
 Outcome pipeline_toml(Input input);
 
+// A chat template's text (then, after a NUL byte, its variables as a JSON object): jinja::Template
+// parses it or throws a syntax JinjaError; render() returns text within kMaxTextBytes, its
+// generation ranges inside it, or throws a render or raised JinjaError, its message within
+// kMaxErrorTextBytes; never another exception, never past the budgets of jinja_budgets.hpp.
+Outcome jinja_template(Input input);
+
 struct Target {
   std::string_view name;  // the fuzzer's name: tests/fuzz/<name>_fuzz.cpp
   Outcome (*entry)(Input);

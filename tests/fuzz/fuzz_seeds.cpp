@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <variant>
 
 #include "fuzz_entries.hpp"
@@ -630,6 +631,61 @@ std::vector<Seed> toml_seeds(const fs::path& source_dir) {
   return seeds;
 }
 
+// The real chat templates the tests keep, alone and followed by real records of the dataset as
+// their variables; and templates that crashed, hung or took gigabytes before the engine's budgets.
+std::vector<Seed> jinja_seeds(const fs::path& source_dir) {
+  std::vector<fs::path> templates;
+  for (const auto& entry :
+       fs::directory_iterator(source_dir / "tests/runtime/text/data/chat_templates"))
+    if (entry.path().extension() == ".jinja") templates.push_back(entry.path());
+  std::sort(templates.begin(), templates.end());
+  const auto records = lines_of(source_dir / "data/sft/openai.jsonl");
+  std::vector<Seed> seeds;
+  for (std::size_t i = 0; i < templates.size(); ++i) {
+    const Bytes text = file_bytes(templates[i]);
+    seeds.push_back({templates[i].filename().string(), text});
+    Bytes with_record = text;
+    with_record.push_back(0);
+    const Bytes record = text_bytes(records.at(i % records.size()));
+    with_record.insert(with_record.end(), record.begin(), record.end());
+    seeds.push_back({templates[i].stem().string() + "-with-record.jinja", with_record});
+  }
+  const auto repeated = [](std::string_view piece, int times) {
+    std::string out;
+    for (int i = 0; i < times; ++i) out += piece;
+    return out;
+  };
+  const std::pair<const char*, std::string> hostile[] = {
+      {"plus-chain", "{{ 1" + repeated(" + 1", 3000) + " }}"},
+      {"not-chain", "{{ " + repeated("not ", 3000) + "1 }}"},
+      {"filter-chain", "{{ 'a'" + repeated("|trim", 3000) + " }}"},
+      {"deep-list",
+       "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}"
+       "{% endfor %}{{ ns.x }}"},
+      {"nested-range",
+       "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}"},
+      {"double-macro",
+       "{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}"
+       "{{ f(60) }}"},
+      {"deep-macro", "{% macro f(n) %}{% if n > 0 %}" + repeated("{% if true %}", 12) +
+                         "{{ f(n-1) }}" + repeated("{% endif %}", 12) +
+                         "{% endif %}{% endmacro %}{{ f(199) }}"},
+      {"list-doubling",
+       "{% set ns = namespace(x=[1]) %}{% for i in range(40) %}{% set ns.x = ns.x + ns.x %}"
+       "{% endfor %}"},
+      {"replace-growth",
+       "{% set ns = namespace(s='a' * 1000000) %}{% for i in range(8) %}"
+       "{% set ns.s = ns.s | replace('a', 'aaaaaaaaaaaaaaaa') %}{% endfor %}"},
+      {"indent-growth", "{{ ('\n' * 30000000) | indent(100) }}"},
+      {"shared-list", "{% set big = ['x' * 60] * 200000 %}{{ ([big] * 400) | tojson(indent=2) }}"},
+      {"self-namespace", "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"},
+      {"raise-big", "{{ raise_exception('x' * 60000000) }}"},
+  };
+  for (const auto& [name, text] : hostile)
+    seeds.push_back({std::string(name) + ".jinja", text_bytes(text)});
+  return seeds;
+}
+
 }  // namespace
 
 std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir) {
@@ -643,6 +699,7 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "webp_image") return webp_seeds(source_dir);
   if (target == "image_resize") return resize_seeds();
   if (target == "pipeline_toml") return toml_seeds(source_dir);
+  if (target == "jinja_template") return jinja_seeds(source_dir);
   throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");
 }
 

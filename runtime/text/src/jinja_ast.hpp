@@ -55,6 +55,9 @@ struct Expr {
   };
   Type type;
   Location location;
+  // Levels of the tree below and including this node: the parser refuses a node deeper than
+  // kMaxNesting, so evaluating and destroying the tree recurse a bounded number of times.
+  int depth = 1;
   Value value;
   std::string name;
   std::vector<ExprPtr> operands;

@@ -9,10 +9,15 @@
 #include <string>
 
 #include "jinja_ast.hpp"
+#include "odbatch/core/bounded_text.hpp"
+#include "odbatch/text/jinja_budgets.hpp"
 
 namespace odbatch::jinja {
 
 JinjaError::JinjaError(Kind kind, std::string message, int line, int column)
+    : JinjaError(kind, bounded_text(message, kMaxErrorTextBytes), line, column, Bounded{}) {}
+
+JinjaError::JinjaError(Kind kind, std::string message, int line, int column, Bounded)
     : std::runtime_error(
           (kind == Kind::raised ? "chat template raised an exception: " : "chat template error: ") +
           message + " (at line " + std::to_string(line) + ", column " + std::to_string(column) +
@@ -742,6 +747,26 @@ class Parser {
     return expr;
   }
 
+  // A finished node: its depth from its children's, refused past kMaxNesting. Chains that the
+  // parser builds in a loop (`1 + 1 + ...`, `x|a|b...`, `x.a.b...`) grow the tree one level per
+  // link without recursing here, so the tree is measured rather than the parser's recursion.
+  static ExprPtr measured(ExprPtr expr) {
+    int below = 0;
+    const auto deepest = [&below](const ExprPtr& child) {
+      if (child) below = std::max(below, child->depth);
+    };
+    for (const auto& operand : expr->operands) deepest(operand);
+    for (const auto& argument : expr->arguments.positional) deepest(argument);
+    for (const auto& [name, argument] : expr->arguments.keyword) deepest(argument);
+    expr->depth = below + 1;
+    if (expr->depth > kMaxNesting) too_deep(expr->location);
+    return expr;
+  }
+
+  [[noreturn]] static void too_deep(const Location& at) {
+    syntax_error(at, "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+  }
+
   bool at_expression_end() const {
     const auto t = current().type;
     return t == Token::Type::block_end || t == Token::Type::variable_end ||
@@ -760,7 +785,7 @@ class Parser {
       if (at_expression_end() || at_name("if")) break;
       tuple->operands.push_back(with_condition ? parse_expression() : parse_or());
     }
-    return tuple;
+    return measured(std::move(tuple));
   }
 
   ExprPtr parse_expression() {
@@ -773,11 +798,12 @@ class Parser {
       conditional->operands.push_back(parse_or());
       if (at_name("else")) {
         ++index_;
+        const NestingGuard guard(*this);  // `a if b else c if d else ...` recurses here
         conditional->operands.push_back(parse_expression());
       } else {
         conditional->operands.push_back(nullptr);
       }
-      value = std::move(conditional);
+      value = measured(std::move(conditional));
     }
     return value;
   }
@@ -787,7 +813,7 @@ class Parser {
     expr->name = std::move(op);
     expr->operands.push_back(std::move(left));
     expr->operands.push_back(std::move(right));
-    return expr;
+    return measured(std::move(expr));
   }
 
   ExprPtr parse_or() {
@@ -810,11 +836,12 @@ class Parser {
 
   ExprPtr parse_not() {
     if (at_name("not")) {
+      const NestingGuard guard(*this);
       const Location at = next().location;
       auto expr = make_expr(Expr::Type::unary, at);
       expr->name = "not";
       expr->operands.push_back(parse_not());
-      return expr;
+      return measured(std::move(expr));
     }
     return parse_compare();
   }
@@ -845,7 +872,7 @@ class Parser {
       compare->ops.push_back(std::move(op));
       compare->operands.push_back(parse_math1());
     }
-    return compare ? std::move(compare) : std::move(first);
+    return compare ? measured(std::move(compare)) : std::move(first);
   }
 
   ExprPtr parse_math1() {
@@ -892,6 +919,7 @@ class Parser {
       node = make_expr(Expr::Type::unary, op.location);
       node->name = op.text;
       node->operands.push_back(parse_unary(false));
+      node = measured(std::move(node));
     } else {
       node = parse_primary();
     }
@@ -965,7 +993,7 @@ class Parser {
             list->operands.push_back(parse_expression());
           }
           ++index_;
-          return list;
+          return measured(std::move(list));
         }
         if (token.text == "{") {
           ++index_;
@@ -980,7 +1008,7 @@ class Parser {
             dict->operands.push_back(parse_expression());
           }
           ++index_;
-          return dict;
+          return measured(std::move(dict));
         }
         break;
       default:
@@ -1006,7 +1034,7 @@ class Parser {
           attribute->name = expect_identifier();
           attribute->operands.push_back(std::move(node));
         }
-        node = std::move(attribute);
+        node = measured(std::move(attribute));
       } else if (at_op("[")) {
         ++index_;
         node = parse_subscript(std::move(node), at);
@@ -1014,7 +1042,7 @@ class Parser {
         auto call = make_expr(Expr::Type::call, at);
         call->operands.push_back(std::move(node));
         call->arguments = parse_call_arguments();
-        node = std::move(call);
+        node = measured(std::move(call));
       } else {
         return node;
       }
@@ -1039,12 +1067,12 @@ class Parser {
       auto subscript = make_expr(Expr::Type::subscript, at);
       subscript->operands.push_back(std::move(object));
       subscript->operands.push_back(std::move(parts[0]));
-      return subscript;
+      return measured(std::move(subscript));
     }
     auto slice = make_expr(Expr::Type::slice, at);
     slice->operands.push_back(std::move(object));
     for (auto& part : parts) slice->operands.push_back(std::move(part));
-    return slice;
+    return measured(std::move(slice));
   }
 
   ArgumentExprs parse_call_arguments() {
@@ -1085,7 +1113,7 @@ class Parser {
     filter->name = std::move(name);
     filter->operands.push_back(std::move(operand));
     if (at_op("(")) filter->arguments = parse_call_arguments();
-    return filter;
+    return measured(std::move(filter));
   }
 
   ExprPtr parse_filter_chain(ExprPtr node) {
@@ -1116,7 +1144,7 @@ class Parser {
             syntax_error(current().location, "you cannot chain multiple tests with is");
           test->arguments.positional.push_back(parse_postfix(parse_primary()));
         }
-        node = std::move(test);
+        node = measured(std::move(test));
       } else {
         return node;
       }
@@ -1127,16 +1155,13 @@ class Parser {
   // has is an error rather than a stack overflow.
   struct NestingGuard {
     explicit NestingGuard(Parser& parser) : parser_(parser) {
-      if (++parser_.nesting_ > kMaxNesting)
-        syntax_error(parser_.current().location,
-                     "nested more than " + std::to_string(kMaxNesting) + " levels deep");
+      if (++parser_.nesting_ > kMaxNesting) too_deep(parser_.current().location);
     }
     ~NestingGuard() { --parser_.nesting_; }
     NestingGuard(const NestingGuard&) = delete;
     NestingGuard& operator=(const NestingGuard&) = delete;
     Parser& parser_;
   };
-  static constexpr int kMaxNesting = 200;
 
   std::vector<Token> tokens_;
   std::size_t index_ = 0;
@@ -1147,6 +1172,9 @@ class Parser {
 }  // namespace
 
 Body parse_template(std::string_view source) {
+  if (source.size() > kMaxTemplateBytes)
+    syntax_error({}, "the template has " + std::to_string(source.size()) + " bytes, more than " +
+                         std::to_string(kMaxTemplateBytes >> 10) + " KiB");
   return Parser(Lexer(source).tokenize()).parse_all();
 }
 

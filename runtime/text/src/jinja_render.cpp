@@ -7,12 +7,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <limits>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "jinja_ast.hpp"
+#include "odbatch/text/jinja_budgets.hpp"
 
 namespace odbatch::jinja {
 namespace detail {
@@ -26,17 +29,74 @@ std::size_t utf8_length(std::string_view s) {
   return n;
 }
 
-std::vector<std::string_view> code_points(std::string_view s) {
-  std::vector<std::string_view> out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    std::size_t j = i + 1;
-    while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xc0) == 0x80) ++j;
-    out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
+// Throw std::length_error, which eval() turns into a JinjaError at the expression, when what a
+// template computes would pass kMaxTextBytes: a string of `base` bytes plus `count` pieces of
+// `piece` bytes each, or a list of `items` values. Checked before allocating.
+void check_text_size(std::size_t base, std::size_t count, std::size_t piece) {
+  if (base > kMaxTextBytes || (piece != 0 && count > (kMaxTextBytes - base) / piece))
+    throw std::length_error("the template's text grows past " +
+                            std::to_string(kMaxTextBytes >> 20) + " MiB");
 }
+void check_list_size(std::size_t items) {
+  if (items > kMaxTextBytes / sizeof(Value))
+    throw std::length_error("a list of " + std::to_string(items) + " items grows past " +
+                            std::to_string(kMaxTextBytes >> 20) + " MiB");
+}
+
+// std::string::find in linear time (glibc's memmem is the two-way algorithm): the naive search
+// takes the product of the lengths on text like "aaa...ab".
+std::size_t find_text(std::string_view haystack, std::string_view needle, std::size_t from) {
+  if (from > haystack.size()) return std::string::npos;
+  if (needle.empty()) return from;
+  if (needle.size() == 1) return haystack.find(needle[0], from);  // memchr
+  const void* found =
+      memmem(haystack.data() + from, haystack.size() - from, needle.data(), needle.size());
+  return found == nullptr
+             ? std::string::npos
+             : static_cast<std::size_t>(static_cast<const char*>(found) - haystack.data());
+}
+
+bool is_continuation(char c) {
+  return (static_cast<unsigned char>(c) & 0xc0) == 0x80;
+}
+
+// The offset after the code point starting at `at`, and before the one ending at `end`.
+std::size_t next_code_point(std::string_view s, std::size_t at) {
+  std::size_t next = at + 1;
+  while (next < s.size() && is_continuation(s[next])) ++next;
+  return next;
+}
+std::size_t previous_code_point(std::string_view s, std::size_t end) {
+  std::size_t at = end - 1;
+  while (at > 0 && is_continuation(s[at])) --at;
+  return at;
+}
+
+// A string's code points as views, walked in place: a string of kMaxTextBytes would need a
+// vector sixteen times its size to hold them.
+class CodePoints {
+ public:
+  explicit CodePoints(std::string_view s) : s_(s) {}
+  class iterator {
+   public:
+    iterator(std::string_view s, std::size_t at) : s_(s), at_(at) {}
+    std::string_view operator*() const { return s_.substr(at_, next_code_point(s_, at_) - at_); }
+    iterator& operator++() {
+      at_ = next_code_point(s_, at_);
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return at_ != other.at_; }
+
+   private:
+    std::string_view s_;
+    std::size_t at_;
+  };
+  iterator begin() const { return {s_, 0}; }
+  iterator end() const { return {s_, s_.size()}; }
+
+ private:
+  std::string_view s_;
+};
 
 char32_t decode(std::string_view cp) {
   utf8proc_int32_t code = 0;
@@ -61,23 +121,23 @@ bool is_python_space(char32_t c) {
 
 // str.strip/lstrip/rstrip: whitespace when chars is null, else any code point of chars.
 std::string python_strip(std::string_view s, const std::string* chars, bool left, bool right) {
-  const auto cps = code_points(s);
-  std::vector<std::string_view> strip_set;
-  if (chars != nullptr) strip_set = code_points(*chars);
+  std::unordered_set<char32_t> strip_set;
+  if (chars != nullptr)
+    for (const auto cp : CodePoints(*chars)) strip_set.insert(decode(cp));
   const auto strippable = [&](std::string_view cp) {
     if (chars == nullptr) return is_python_space(decode(cp));
-    return std::find(strip_set.begin(), strip_set.end(), cp) != strip_set.end();
+    return strip_set.count(decode(cp)) != 0;
   };
   std::size_t begin = 0;
-  std::size_t end = cps.size();
+  std::size_t end = s.size();
   if (left)
-    while (begin < end && strippable(cps[begin])) ++begin;
+    while (begin < end && strippable(s.substr(begin, next_code_point(s, begin) - begin)))
+      begin = next_code_point(s, begin);
   if (right)
-    while (end > begin && strippable(cps[end - 1])) --end;
-  if (begin == end) return {};
-  const auto from = static_cast<std::size_t>(cps[begin].data() - s.data());
-  const auto to = static_cast<std::size_t>(cps[end - 1].data() + cps[end - 1].size() - s.data());
-  return std::string(s.substr(from, to - from));
+    while (end > begin &&
+           strippable(s.substr(previous_code_point(s, end), end - previous_code_point(s, end))))
+      end = previous_code_point(s, end);
+  return std::string(s.substr(begin, end - begin));
 }
 
 enum class CaseMapping : std::uint8_t { upper, lower };
@@ -114,7 +174,7 @@ std::string_view special_case(char32_t code, CaseMapping mapping) {
 std::string map_case(std::string_view s, CaseMapping mapping) {
   std::string out;
   out.reserve(s.size());
-  for (const auto cp : code_points(s)) {
+  for (const auto cp : CodePoints(s)) {
     if (cp.size() == 1) {
       const char c = cp[0];
       out += mapping == CaseMapping::upper ? static_cast<char>(std::toupper(c))
@@ -144,7 +204,7 @@ bool is_cased_letter(char32_t code) {
 std::string python_title(std::string_view s) {
   std::string out;
   bool previous_cased = false;
-  for (const auto cp : code_points(s)) {
+  for (const auto cp : CodePoints(s)) {
     const char32_t code = decode(cp);
     const bool cased = is_cased_letter(code);
     out += map_case(cp, previous_cased ? CaseMapping::lower : CaseMapping::upper);
@@ -154,11 +214,10 @@ std::string python_title(std::string_view s) {
 }
 
 std::string python_capitalize(std::string_view s) {
-  const auto cps = code_points(s);
-  std::string out;
-  for (std::size_t i = 0; i < cps.size(); ++i)
-    out += map_case(cps[i], i == 0 ? CaseMapping::upper : CaseMapping::lower);
-  return out;
+  if (s.empty()) return {};
+  const std::size_t first = next_code_point(s, 0);
+  return map_case(s.substr(0, first), CaseMapping::upper) +
+         map_case(s.substr(first), CaseMapping::lower);
 }
 
 std::string python_replace(const std::string& s, const std::string& old_text,
@@ -166,8 +225,11 @@ std::string python_replace(const std::string& s, const std::string& old_text,
   std::string out;
   if (old_text.empty()) {
     // Python inserts the replacement before every code point and at the end.
+    const std::size_t slots = utf8_length(s) + 1;
+    check_text_size(s.size(), count < 0 ? slots : std::min<std::size_t>(slots, count),
+                    new_text.size());
     std::int64_t done = 0;
-    for (const auto cp : code_points(s)) {
+    for (const auto cp : CodePoints(s)) {
       if (count < 0 || done < count) {
         out += new_text;
         ++done;
@@ -177,14 +239,24 @@ std::string python_replace(const std::string& s, const std::string& old_text,
     if (count < 0 || done < count) out += new_text;
     return out;
   }
+  // The result's size first, so that a growing replacement fails before it allocates (and
+  // stops counting as soon as it would).
+  const std::size_t growth =
+      new_text.size() > old_text.size() ? new_text.size() - old_text.size() : 0;
+  std::size_t matches = 0;
+  for (std::size_t at = find_text(s, old_text, 0);
+       at != std::string::npos && (count < 0 || static_cast<std::int64_t>(matches) < count);
+       at = find_text(s, old_text, at + old_text.size())) {
+    ++matches;
+    check_text_size(s.size(), matches, growth);
+  }
+  out.reserve(s.size() + matches * new_text.size() - matches * old_text.size());
   std::size_t from = 0;
-  std::int64_t done = 0;
-  for (std::size_t at = s.find(old_text); at != std::string::npos && (count < 0 || done < count);
-       at = s.find(old_text, from)) {
+  for (std::size_t done = 0; done < matches; ++done) {
+    const std::size_t at = find_text(s, old_text, from);
     out.append(s, from, at - from);
     out += new_text;
     from = at + old_text.size();
-    ++done;
   }
   out.append(s, from);
   return out;
@@ -194,27 +266,38 @@ std::string python_replace(const std::string& s, const std::string& old_text,
 std::vector<std::string> python_splitlines(std::string_view s) {
   std::vector<std::string> lines;
   std::string line;
-  const auto cps = code_points(s);
-  for (std::size_t i = 0; i < cps.size(); ++i) {
-    const char32_t c = decode(cps[i]);
+  for (std::size_t at = 0; at < s.size();) {
+    const std::size_t next = next_code_point(s, at);
+    const char32_t c = decode(s.substr(at, next - at));
     const bool boundary = c == '\n' || c == '\r' || c == 0x0b || c == 0x0c || c == 0x1c ||
                           c == 0x1d || c == 0x1e || c == 0x85 || c == 0x2028 || c == 0x2029;
     if (!boundary) {
-      line += cps[i];
+      line += s.substr(at, next - at);
+      at = next;
       continue;
     }
-    if (c == '\r' && i + 1 < cps.size() && cps[i + 1] == "\n") ++i;
+    at = (c == '\r' && next < s.size() && s[next] == '\n') ? next + 1 : next;
+    check_list_size(lines.size() + 1);
     lines.push_back(std::move(line));
     line.clear();
   }
-  if (!line.empty()) lines.push_back(std::move(line));
+  if (!line.empty()) {
+    check_list_size(lines.size() + 1);
+    lines.push_back(std::move(line));
+  }
   return lines;
 }
 
-// Python's slice.indices for a sequence of this length.
-std::vector<std::size_t> slice_indices(std::size_t length, const Value& start_value,
-                                       const Value& stop_value, const Value& step_value,
-                                       const std::function<void(const std::string&)>& fail) {
+// The indices a slice takes, start, start + step, ... (count of them), as Python's
+// slice.indices gives them for a sequence of this length.
+struct SliceIndices {
+  std::int64_t start = 0;
+  std::int64_t step = 1;
+  std::size_t count = 0;
+};
+SliceIndices slice_indices(std::size_t length, const Value& start_value, const Value& stop_value,
+                           const Value& step_value,
+                           const std::function<void(const std::string&)>& fail) {
   const auto as_index = [&](const Value& v, const char* what) -> std::optional<std::int64_t> {
     if (v.is_none() || v.is_undefined()) return std::nullopt;
     if (!v.is_int() && !v.is_bool())
@@ -222,7 +305,9 @@ std::vector<std::size_t> slice_indices(std::size_t length, const Value& start_va
     return v.is_bool() ? std::int64_t{v.as_bool()} : v.as_int();
   };
   const auto n = static_cast<std::int64_t>(length);
-  const std::int64_t step = as_index(step_value, "step").value_or(1);
+  // A step past the length takes one item either way; this one can be negated.
+  const std::int64_t step =
+      std::max(as_index(step_value, "step").value_or(1), -std::numeric_limits<std::int64_t>::max());
   if (step == 0) fail("slice step cannot be zero");
   const auto clamp = [&](std::optional<std::int64_t> v, std::int64_t if_absent) {
     if (!v) return if_absent;
@@ -233,10 +318,9 @@ std::vector<std::size_t> slice_indices(std::size_t length, const Value& start_va
   };
   const std::int64_t start = clamp(as_index(start_value, "start"), step > 0 ? 0 : n - 1);
   const std::int64_t stop = clamp(as_index(stop_value, "stop"), step > 0 ? n : -1);
-  std::vector<std::size_t> indices;
-  for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-    indices.push_back(static_cast<std::size_t>(i));
-  return indices;
+  const std::int64_t span = step > 0 ? stop - start : start - stop;
+  const std::int64_t stride = step > 0 ? step : -step;
+  return {start, step, span <= 0 ? 0 : static_cast<std::size_t>((span - 1) / stride + 1)};
 }
 
 Value make_tuple(Value a, Value b) {
@@ -260,8 +344,10 @@ class Renderer {
       : variables_(variables), options_(options) {}
   // A macro holds the frame it was defined in, and that frame holds the macro: clearing the
   // frames macros captured breaks those cycles so nothing outlives the render.
+  // Namespaces can hold themselves (`ns.x = ns`), so they are emptied likewise.
   ~Renderer() {
     for (const auto& frame : macro_frames_) frame->variables = Dict();
+    for (const Value& made : namespaces_) made.as_namespace().attributes = Dict();
   }
   Renderer(const Renderer&) = delete;
   Renderer& operator=(const Renderer&) = delete;
@@ -283,9 +369,35 @@ class Renderer {
     if (v.is_undefined()) fail(at, v.undefined_name());
   }
 
+  // Python's str(v), held to kMaxTextBytes and kMaxValueDepth (std::length_error otherwise).
   std::string str(const Value& v) const { return to_python_string(v); }
 
+  // Counts `steps` units of work against kMaxRenderSteps.
+  void charge_steps(std::uint64_t steps) {
+    steps_ += steps;
+    if (steps_ > kMaxRenderSteps)
+      fail(location_, "the template takes more than " + std::to_string(kMaxRenderSteps) +
+                          " steps (a loop or recursion without end?)");
+  }
+
+  // Counts `bytes` that the render created against kMaxRenderBytes, and their copying as work.
+  void charge_bytes(std::uint64_t bytes) {
+    bytes_ += bytes;
+    if (bytes_ > kMaxRenderBytes)
+      fail(location_, "the template creates more than " + std::to_string(kMaxRenderBytes >> 20) +
+                          " MiB of strings and lists");
+    charge_steps(bytes / kBytesPerStep);
+  }
+
+  // Python's ==, its work counted.
+  bool equal(const Value& a, const Value& b) {
+    charge_steps(1);
+    return jinja::equal(a, b,
+                        [this](std::size_t bytes) { charge_steps(1 + bytes / kBytesPerStep); });
+  }
+
   Value call(const Location& at, const Value& callee, CallArguments& args) {
+    charge_steps(1);
     if (callee.is_undefined()) fail(at, callee.undefined_name());
     if (!callee.is_callable()) fail(at, "'" + callee.type_name() + "' object is not callable");
     const Location saved = call_location_;
@@ -299,13 +411,16 @@ class Renderer {
                   CallArguments& args) {
     const TestFunction test = find_test(name);
     if (test == nullptr) fail(at, "no test named '" + name + "'");
+    charge_steps(1 + (v.is_string() ? v.as_string().size() / kBytesPerStep : 0));
     return test(*this, at, v, args);
   }
 
   Value apply_filter(const Location& at, const std::string& name, Value v, CallArguments& args) {
     const FilterFunction filter = find_filter(name);
     if (filter == nullptr) fail(at, "no filter named '" + name + "'");
-    return filter(*this, at, v, args);
+    Value result = filter(*this, at, v, args);
+    charge_bytes(created_bytes(result));
+    return result;
   }
 
   // jinja2's environment.getattr: a dict's methods first, then its keys; attributes of other
@@ -353,12 +468,14 @@ class Renderer {
           return Value::undefined("list object has no element " + std::to_string(key.as_int()));
         return items[static_cast<std::size_t>(index)];
       }
-      const auto cps = code_points(object.as_string());
-      const auto n = static_cast<std::int64_t>(cps.size());
+      const std::string& s = object.as_string();
+      const auto n = static_cast<std::int64_t>(utf8_length(s));
       if (index < 0) index += n;
       if (index < 0 || index >= n)
         return Value::undefined("str object has no element " + std::to_string(key.as_int()));
-      return Value(std::string(cps[static_cast<std::size_t>(index)]));
+      std::size_t offset = 0;
+      for (std::int64_t i = 0; i < index; ++i) offset = next_code_point(s, offset);
+      return Value(s.substr(offset, next_code_point(s, offset) - offset));
     }
     if (object.is_namespace() && key.is_string()) return get_attribute(at, object, key.as_string());
     return Value::undefined("'" + object.type_name() + " object' has no attribute " +
@@ -366,8 +483,18 @@ class Renderer {
   }
 
   // The items a for loop or a filter iterates: a list's items, a dict's keys, a string's
-  // characters, nothing for undefined.
-  std::vector<Value> iterate(const Location& at, const Value& v) const {
+  // characters, nothing for undefined. Copying them and walking them are counted.
+  std::vector<Value> iterate(const Location& at, const Value& v) {
+    std::vector<Value> items = iterated(at, v);
+    charge_steps(items.size());
+    charge_bytes(items.size() * sizeof(Value));
+    return items;
+  }
+
+  const RenderOptions& options() const { return options_; }
+
+ private:
+  std::vector<Value> iterated(const Location& at, const Value& v) const {
     switch (v.kind()) {
       case Value::Kind::undefined:
         return {};
@@ -380,7 +507,8 @@ class Renderer {
       }
       case Value::Kind::string: {
         std::vector<Value> chars;
-        for (const auto cp : code_points(v.as_string())) chars.emplace_back(std::string(cp));
+        check_list_size(utf8_length(v.as_string()));
+        for (const auto cp : CodePoints(v.as_string())) chars.emplace_back(std::string(cp));
         return chars;
       }
       default:
@@ -388,13 +516,49 @@ class Renderer {
     }
   }
 
-  const RenderOptions& options() const { return options_; }
-
- private:
   struct Frame {
     Dict variables;
     std::shared_ptr<Frame> parent;
   };
+
+  // What evaluating a statement or an expression costs: a level of the renderer's recursion,
+  // held to kMaxRenderNesting, and a step. Budget errors name the innermost one being evaluated.
+  class Visit {
+   public:
+    Visit(Renderer& renderer, const Location& at)
+        : renderer_(renderer), saved_location_(renderer.location_) {
+      renderer_.location_ = at;
+      if (renderer_.nesting_ >= kMaxRenderNesting)
+        renderer_.fail(at, "the template nests statements, expressions and macro calls more than " +
+                               std::to_string(kMaxRenderNesting) + " levels deep");
+      ++renderer_.nesting_;
+      renderer_.charge_steps(1);
+    }
+    ~Visit() {
+      --renderer_.nesting_;
+      renderer_.location_ = saved_location_;
+    }
+    Visit(const Visit&) = delete;
+    Visit& operator=(const Visit&) = delete;
+
+   private:
+    Renderer& renderer_;
+    Location saved_location_;
+  };
+
+  // The bytes a computed value took to make: a string's, or a list's or dict's items. Values that
+  // are only passed along (a variable, an item of another list) are shared, not created again.
+  static std::uint64_t created_bytes(const Value& v) {
+    if (v.is_string()) return v.as_string().size();
+    if (v.is_list()) return v.as_list().items.size() * sizeof(Value);
+    if (v.is_dict()) return v.as_dict().size() * sizeof(std::pair<std::string, Value>);
+    return 0;
+  }
+  static bool creates_value(Expr::Type type) {
+    return type != Expr::Type::name && type != Expr::Type::attribute &&
+           type != Expr::Type::subscript && type != Expr::Type::conditional &&
+           type != Expr::Type::literal;
+  }
   enum class Flow : std::uint8_t { normal, loop_break, loop_continue };
 
   // ---- statements ----
@@ -407,24 +571,30 @@ class Renderer {
     return Flow::normal;
   }
 
-  // Every statement, with the size of what it wrote held to kMaxTextBytes.
+  // Every statement, with the size of what it wrote held to kMaxTextBytes and counted.
   Flow exec(const Stmt& stmt) {
-    const Flow flow = exec_statement(stmt);
-    check_text_size(stmt.location, out_->size());
+    const Visit visit(*this, stmt.location);
+    const std::size_t size_before = out_->size();
+    Flow flow = Flow::normal;
+    try {
+      flow = exec_statement(stmt);
+    } catch (const std::length_error& e) {
+      fail(stmt.location, e.what());
+    } catch (const std::bad_alloc&) {
+      fail(stmt.location, "the template ran out of memory");
+    }
+    if (out_->size() > size_before) charge_bytes(out_->size() - size_before);
     return flow;
   }
 
   Flow exec_statement(const Stmt& stmt) {
     switch (stmt.type) {
       case Stmt::Type::text:
-        *out_ += stmt.text;
+        write(stmt.text);
         return Flow::normal;
       case Stmt::Type::output: {
         const Value v = eval(*stmt.expr);
-        if (v.is_string())
-          *out_ += v.as_string();
-        else
-          *out_ += str(v);
+        write(v.is_string() ? v.as_string() : str(v));
         return Flow::normal;
       }
       case Stmt::Type::if_chain:
@@ -452,13 +622,13 @@ class Renderer {
         const Value callee = eval(*call_expr.operands[0]);
         CallArguments args = eval_arguments(call_expr.arguments);
         args.keyword.emplace_back("caller", caller);
-        *out_ += str(call(call_expr.location, callee, args));
+        write(str(call(call_expr.location, callee, args)));
         return Flow::normal;
       }
       case Stmt::Type::filter_block: {
         Value captured(capture(stmt.body));
         for (const auto& filter : stmt.filters) captured = apply_filter_expr(*filter, captured);
-        *out_ += str(captured);
+        write(str(captured));
         return Flow::normal;
       }
       case Stmt::Type::loop_break:
@@ -475,6 +645,12 @@ class Renderer {
       }
     }
     return Flow::normal;
+  }
+
+  // Appends to the text being written, refusing to pass kMaxTextBytes before it allocates.
+  void write(std::string_view text) {
+    check_text_size(out_->size(), 1, text.size());
+    *out_ += text;
   }
 
   std::string capture(const Body& body) {
@@ -536,6 +712,7 @@ class Renderer {
     }
     const auto n = static_cast<std::int64_t>(items.size());
     for (std::int64_t i = 0; i < n; ++i) {
+      charge_steps(kFrameSteps);  // an empty body costs its iterations too
       auto scope = push_frame();
       Dict loop;
       loop.reserve(12);
@@ -583,6 +760,7 @@ class Renderer {
         fail(call_location_, "macro '" + name + "' nested more than " +
                                  std::to_string(kMaxMacroDepth) + " calls deep");
       ++macro_depth_;
+      charge_steps(kFrameSteps);
       auto saved = frame_;
       frame_ = std::make_shared<Frame>(Frame{{}, closure});
       for (std::size_t i = 0; i < parameters.size(); ++i) {
@@ -640,6 +818,26 @@ class Renderer {
 
  public:
   Value eval(const Expr& expr) {
+    const Visit visit(*this, expr.location);
+    try {
+      Value v = eval_node(expr);
+      // Operations whose growth is bounded (case mapping: 1.5 times at most) are held here.
+      if (v.is_string()) check_text_size(v.as_string().size(), 0, 0);
+      if (v.is_list()) check_list_size(v.as_list().items.size());
+      if (creates_value(expr.type))
+        charge_bytes(created_bytes(v));
+      else if (v.is_string())
+        charge_steps(v.as_string().size() / kBytesPerStep);  // what operations on it will scan
+      return v;
+    } catch (const std::length_error& e) {
+      fail(expr.location, e.what());
+    } catch (const std::bad_alloc&) {
+      fail(expr.location, "the template ran out of memory");
+    }
+  }
+
+ private:
+  Value eval_node(const Expr& expr) {
     switch (expr.type) {
       case Expr::Type::literal:
         return expr.value;
@@ -658,6 +856,7 @@ class Renderer {
           const Value key = eval(*expr.operands[i]);
           if (!key.is_string())
             fail(expr.operands[i]->location, "dict keys other than strings are not supported");
+          charge_steps(dict.size());  // a key is looked up among those before it
           dict.set(key.as_string(), eval(*expr.operands[i + 1]));
         }
         return Value(std::move(dict));
@@ -698,7 +897,6 @@ class Renderer {
     fail(expr.location, "unsupported expression");
   }
 
- private:
   Value eval_slice(const Expr& expr) {
     const Value object = eval(*expr.operands[0]);
     const auto part = [&](std::size_t i) {
@@ -711,15 +909,26 @@ class Renderer {
     if (object.is_undefined()) fail(expr.location, object.undefined_name());
     if (object.is_list()) {
       const auto& items = object.as_list().items;
+      const SliceIndices slice = slice_indices(items.size(), start, stop, step, error);
       std::vector<Value> out;
-      for (const auto i : slice_indices(items.size(), start, stop, step, error))
-        out.push_back(items[i]);
+      out.reserve(slice.count);
+      for (std::size_t k = 0; k < slice.count; ++k)
+        out.push_back(items[static_cast<std::size_t>(slice.start + slice.step * std::int64_t(k))]);
       return Value(std::move(out), object.as_list().is_tuple);
     }
     if (object.is_string()) {
-      const auto cps = code_points(object.as_string());
+      const std::string& s = object.as_string();
+      const SliceIndices slice = slice_indices(utf8_length(s), start, stop, step, error);
       std::string out;
-      for (const auto i : slice_indices(cps.size(), start, stop, step, error)) out += cps[i];
+      std::size_t at = 0;
+      for (std::int64_t i = 0; i < slice.start && slice.count > 0; ++i) at = next_code_point(s, at);
+      for (std::size_t k = 0; k < slice.count; ++k) {
+        const std::size_t next = next_code_point(s, at);
+        out.append(s, at, next - at);
+        if (k + 1 == slice.count) break;
+        for (std::int64_t moved = 0; moved < (slice.step > 0 ? slice.step : -slice.step); ++moved)
+          at = slice.step > 0 ? next_code_point(s, at) : previous_code_point(s, at);
+      }
       return Value(std::move(out));
     }
     fail(expr.location, "'" + object.type_name() + "' object is not subscriptable");
@@ -768,13 +977,6 @@ class Renderer {
   static bool is_numeric(const Value& v) { return v.is_number() || v.is_bool(); }
 
   // Python's ints are unbounded; odbatch's are 64-bit and refuse to wrap around.
-  // A template's text, and any string or list it computes, is held to kMaxTextBytes (items, for
-  // a list): past it, a template bug would take the process's memory, not fail.
-  void check_text_size(const Location& at, std::size_t size) const {
-    if (size > kMaxTextBytes)
-      fail(at, "the template's text grows past " + std::to_string(kMaxTextBytes >> 20) + " MiB");
-  }
-
   [[noreturn]] void overflow(const Location& at) const {
     fail(at, "integer overflow: template integers are limited to 64 bits");
   }
@@ -809,15 +1011,16 @@ class Renderer {
     if (op == "~") {
       std::string joined = str(a);
       const std::string right = str(b);
-      check_text_size(at, joined.size() + right.size());
+      check_text_size(joined.size(), 1, right.size());
       return Value(joined + right);
     }
     if (op == "+") {
       if (a.is_string() && b.is_string()) {
-        check_text_size(at, a.as_string().size() + b.as_string().size());
+        check_text_size(a.as_string().size(), 1, b.as_string().size());
         return Value(a.as_string() + b.as_string());
       }
       if (a.is_list() && b.is_list()) {
+        check_list_size(a.as_list().items.size() + b.as_list().items.size());
         std::vector<Value> items = a.as_list().items;
         items.insert(items.end(), b.as_list().items.begin(), b.as_list().items.end());
         return Value(std::move(items), a.as_list().is_tuple);
@@ -860,17 +1063,27 @@ class Renderer {
       const auto repeat = [&](const Value& seq, std::int64_t times) -> Value {
         const std::size_t length =
             seq.is_string() ? seq.as_string().size() : seq.as_list().items.size();
-        if (times > 0 && length > 0)
-          check_text_size(at, length > kMaxTextBytes / static_cast<std::uint64_t>(times)
-                                  ? kMaxTextBytes + 1
-                                  : length * static_cast<std::size_t>(times));
+        if (times > 0 && length > 0) {
+          const auto count = static_cast<std::uint64_t>(times);
+          if (seq.is_string())
+            check_text_size(0, count, length);
+          else
+            check_list_size(count > kMaxTextBytes / length ? kMaxTextBytes : length * count);
+        }
+        // `'' * 10**18` is empty at once, not after 10**18 appends.
+        const std::int64_t copies = length == 0 ? 0 : times;
         if (seq.is_string()) {
+          // By doubling: `'x' * 60000000` is some 26 copies, not 60 million appends.
+          const std::size_t total =
+              length * static_cast<std::size_t>(std::max<std::int64_t>(0, copies));
           std::string out;
-          for (std::int64_t i = 0; i < times; ++i) out += seq.as_string();
+          out.reserve(total);
+          if (total > 0) out = seq.as_string();
+          while (out.size() < total) out.append(out, 0, std::min(out.size(), total - out.size()));
           return Value(std::move(out));
         }
         std::vector<Value> out;
-        for (std::int64_t i = 0; i < times; ++i)
+        for (std::int64_t i = 0; i < copies; ++i)
           out.insert(out.end(), seq.as_list().items.begin(), seq.as_list().items.end());
         return Value(std::move(out), seq.as_list().is_tuple);
       };
@@ -933,10 +1146,10 @@ class Renderer {
       case Value::Kind::string:
         if (!item.is_string())
           fail(at, "'in <string>' requires string as left operand, not " + item.type_name());
-        return container.as_string().find(item.as_string()) != std::string::npos;
+        return find_text(container.as_string(), item.as_string(), 0) != std::string::npos;
       case Value::Kind::list:
-        return std::find(container.as_list().items.begin(), container.as_list().items.end(),
-                         item) != container.as_list().items.end();
+        return std::any_of(container.as_list().items.begin(), container.as_list().items.end(),
+                           [&](const Value& candidate) { return equal(candidate, item); });
       case Value::Kind::dict:
         return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
       default:
@@ -945,18 +1158,24 @@ class Renderer {
   }
 
   // Python's <, for sorting and comparisons: numbers, strings (code point order), lists.
-  bool less(const Location& at, const Value& a, const Value& b) {
+  bool less(const Location& at, const Value& a, const Value& b, int depth = 0) {
+    charge_steps(1);
     if (is_numeric(a) && is_numeric(b)) {
       if (is_integral(a) && is_integral(b)) return integral(a) < integral(b);
       return numeric(a) < numeric(b);
     }
-    if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();
+    if (a.is_string() && b.is_string()) {
+      charge_steps(std::min(a.as_string().size(), b.as_string().size()) / kBytesPerStep);
+      return a.as_string() < b.as_string();
+    }
     if (a.is_list() && b.is_list()) {
+      if (depth >= kMaxValueDepth)
+        fail(at, "a value nested more than " + std::to_string(kMaxValueDepth) + " levels deep");
       const auto& x = a.as_list().items;
       const auto& y = b.as_list().items;
       for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
-        if (x[i] == y[i]) continue;
-        return less(at, x[i], y[i]);
+        if (equal(x[i], y[i])) continue;
+        return less(at, x[i], y[i], depth + 1);
       }
       return x.size() < y.size();
     }
@@ -967,14 +1186,14 @@ class Renderer {
   }
 
   bool compare(const Location& at, const std::string& op, const Value& a, const Value& b) {
-    if (op == "==") return a == b;
-    if (op == "!=") return !(a == b);
+    if (op == "==") return equal(a, b);
+    if (op == "!=") return !equal(a, b);
     if (op == "in") return contains(at, b, a);
     if (op == "not in") return !contains(at, b, a);
     if (op == "<") return less(at, a, b);
     if (op == ">") return less(at, b, a);
-    if (op == "<=") return less(at, a, b) || a == b;
-    if (op == ">=") return less(at, b, a) || a == b;
+    if (op == "<=") return less(at, a, b) || equal(a, b);
+    if (op == ">=") return less(at, b, a) || equal(a, b);
     fail(at, "unsupported comparison '" + op + "'");
   }
 
@@ -1009,9 +1228,12 @@ class Renderer {
   std::string* out_ = nullptr;
   Location call_location_;
   int macro_depth_ = 0;
-  static constexpr int kMaxMacroDepth = 200;
-  static constexpr std::size_t kMaxTextBytes = std::size_t{64} << 20;
   std::vector<std::shared_ptr<Frame>> macro_frames_;
+  std::vector<Value> namespaces_;  // every namespace() made, emptied when the render ends
+  Location location_;              // of the statement or expression being evaluated
+  int nesting_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t bytes_ = 0;
 };
 
 namespace {
@@ -1071,35 +1293,39 @@ std::string require_string(Renderer& r, const Location& at, const Value& v, std:
 std::vector<std::string> python_split(const std::string& s, const Value* separator,
                                       std::int64_t max_split) {
   std::vector<std::string> parts;
+  const auto add = [&parts](std::string part) {
+    check_list_size(parts.size() + 1);
+    parts.push_back(std::move(part));
+  };
   if (separator == nullptr || separator->is_none()) {
     // Runs of whitespace separate; leading and trailing whitespace yields no empty parts.
-    const auto cps = code_points(s);
-    std::size_t i = 0;
-    while (i < cps.size()) {
-      while (i < cps.size() && is_python_space(decode(cps[i]))) ++i;
-      if (i == cps.size()) break;
+    const auto space_at = [&s](std::size_t at) {
+      return is_python_space(decode(std::string_view(s).substr(at, next_code_point(s, at) - at)));
+    };
+    std::size_t at = 0;
+    while (at < s.size()) {
+      while (at < s.size() && space_at(at)) at = next_code_point(s, at);
+      if (at == s.size()) break;
       if (max_split >= 0 && static_cast<std::int64_t>(parts.size()) == max_split) {
-        std::string rest;
-        for (; i < cps.size(); ++i) rest += cps[i];
-        parts.push_back(std::move(rest));
+        add(s.substr(at));
         break;
       }
-      std::string word;
-      while (i < cps.size() && !is_python_space(decode(cps[i]))) word += cps[i++];
-      parts.push_back(std::move(word));
+      const std::size_t word = at;
+      while (at < s.size() && !space_at(at)) at = next_code_point(s, at);
+      add(s.substr(word, at - word));
     }
     return parts;
   }
   const std::string& sep = separator->as_string();
   std::size_t from = 0;
-  for (std::size_t at = s.find(sep);
+  for (std::size_t at = find_text(s, sep, 0);
        at != std::string::npos &&
        (max_split < 0 || static_cast<std::int64_t>(parts.size()) < max_split);
-       at = s.find(sep, from)) {
-    parts.push_back(s.substr(from, at - from));
+       at = find_text(s, sep, from)) {
+    add(s.substr(from, at - from));
     from = at + sep.size();
   }
-  parts.push_back(s.substr(from));
+  add(s.substr(from));
   return parts;
 }
 
@@ -1197,15 +1423,15 @@ Value Renderer::call_method(const Location& at, const Value& object, const std::
     if (!args.has(0)) fail(at, "str." + name + " needs an argument");
     const std::string sub = args.string(0);
     if (name == "find") {
-      const auto found = s.find(sub);
+      const auto found = find_text(s, sub, 0);
       return Value(found == std::string::npos ? std::int64_t{-1}
                                               : static_cast<std::int64_t>(utf8_length(
                                                     std::string_view(s).substr(0, found))));
     }
     if (sub.empty()) return Value(static_cast<std::int64_t>(utf8_length(s) + 1));
     std::int64_t n = 0;
-    for (auto found = s.find(sub); found != std::string::npos;
-         found = s.find(sub, found + sub.size()))
+    for (auto found = find_text(s, sub, 0); found != std::string::npos;
+         found = find_text(s, sub, found + sub.size()))
       ++n;
     return Value(n);
   }
@@ -1215,9 +1441,11 @@ Value Renderer::call_method(const Location& at, const Value& object, const std::
   std::string out;
   bool first = true;
   for (const auto& item : iterate(at, args.get(0))) {
+    const std::string& text = require_string(*this, at, item, "str.join");
+    check_text_size(out.size(), 1, (first ? 0 : s.size()) + text.size());
     if (!first) out += s;
     first = false;
-    out += require_string(*this, at, item, "str.join");
+    out += text;
   }
   return Value(std::move(out));
 }
@@ -1238,18 +1466,27 @@ const Value* Renderer::global(const std::string& name) {
                    for (const auto& positional : args.positional) {
                      if (!positional.is_dict())
                        fail(call_location_, "namespace() takes a dict or keyword arguments");
-                     for (const auto& [key, value] : positional.as_dict().entries())
+                     for (const auto& [key, value] : positional.as_dict().entries()) {
+                       charge_steps(attributes.size());
                        attributes.set(key, value);
+                     }
                    }
-                   for (auto& [key, value] : args.keyword) attributes.set(key, value);
-                   return Value::new_namespace(std::move(attributes));
+                   for (auto& [key, value] : args.keyword) {
+                     charge_steps(attributes.size());
+                     attributes.set(key, value);
+                   }
+                   namespaces_.push_back(Value::new_namespace(std::move(attributes)));
+                   return namespaces_.back();
                  }));
   else if (name == "dict")
     globals_.set("dict", Value::callable("dict", [this](CallArguments& args) {
                    if (!args.positional.empty())
                      fail(call_location_, "dict() takes keyword arguments only");
                    Dict dict;
-                   for (auto& [key, value] : args.keyword) dict.set(key, value);
+                   for (auto& [key, value] : args.keyword) {
+                     charge_steps(dict.size());
+                     dict.set(key, value);
+                   }
                    return Value(std::move(dict));
                  }));
   else if (name == "range")
@@ -1261,11 +1498,13 @@ const Value* Renderer::global(const std::string& name) {
                    const std::int64_t step = args.has(2) ? args.integer(2) : 1;
                    if (step == 0) fail(call_location_, "range() arg 3 must not be zero");
                    std::vector<Value> items;
-                   for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+                   for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
                      // jinja2's sandbox refuses ranges over 100000 items.
-                     if (items.size() >= 100000)
-                       fail(call_location_, "range too big, the sandbox allows 100000 items");
+                     if (items.size() >= static_cast<std::size_t>(kMaxRangeItems))
+                       fail(call_location_, "range too big, the sandbox allows " +
+                                                std::to_string(kMaxRangeItems) + " items");
                      items.emplace_back(i);
+                     if (__builtin_add_overflow(i, step, &i)) break;  // past 64 bits: past stop
                    }
                    return Value(std::move(items));
                  }));
@@ -1331,7 +1570,7 @@ Value filter_title(Renderer& r, const Location& at, Value& v, CallArguments& cal
   std::string out;
   bool word_start = true;
   const std::string text = r.str(v);
-  for (const auto cp : code_points(text)) {
+  for (const auto cp : CodePoints(text)) {
     const char32_t c = decode(cp);
     const bool separator =
         is_python_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
@@ -1364,9 +1603,12 @@ Value filter_join(Renderer& r, const Location& at, Value& v, CallArguments& call
   std::string out;
   bool first = true;
   for (const auto& item : r.iterate(at, v)) {
+    const std::string text =
+        r.str(args.has(1) ? r.get_attribute(at, item, r.str(args.get(1))) : item);
+    check_text_size(out.size(), 1, (first ? 0 : separator.size()) + text.size());
     if (!first) out += separator;
     first = false;
-    out += r.str(args.has(1) ? r.get_attribute(at, item, r.str(args.get(1))) : item);
+    out += text;
   }
   return Value(std::move(out));
 }
@@ -1397,7 +1639,12 @@ Value filter_tojson(Renderer& r, const Location& at, Value& v, CallArguments& ca
   Arguments args(r, at, "tojson", call_args, {"ensure_ascii", "indent", "separators", "sort_keys"});
   JsonFormat format;
   format.ensure_ascii = args.get_or(0, Value(false)).truthy();
-  if (args.has(1) && !args.get(1).is_none()) format.indent = static_cast<int>(args.integer(1));
+  if (args.has(1) && !args.get(1).is_none()) {
+    const std::int64_t indent = args.integer(1);
+    if (indent > static_cast<std::int64_t>(kMaxTextBytes))
+      check_text_size(0, 1, static_cast<std::size_t>(indent));
+    format.indent = static_cast<int>(indent);
+  }
   if (args.has(2) && !args.get(2).is_none()) {
     const Value& separators = args.get(2);
     if (!separators.is_list() || separators.as_list().items.size() != 2 ||
@@ -1411,6 +1658,8 @@ Value filter_tojson(Renderer& r, const Location& at, Value& v, CallArguments& ca
     return Value(to_json(v, format));
   } catch (const std::invalid_argument& e) {
     if (v.is_undefined()) r.fail(at, v.undefined_name());
+    r.fail(at, std::string("tojson: ") + e.what());
+  } catch (const std::length_error& e) {
     r.fail(at, std::string("tojson: ") + e.what());
   }
 }
@@ -1588,7 +1837,9 @@ Value filter_unique(Renderer& r, const Location& at, Value& v, CallArguments& ca
   for (const auto& item : r.iterate(at, v)) {
     const Value key =
         sort_key(r, at, item, case_sensitive, attribute.empty() ? nullptr : &attribute);
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    if (std::any_of(seen.begin(), seen.end(),
+                    [&](const Value& earlier) { return r.equal(earlier, key); }))
+      continue;
     seen.push_back(key);
     out.push_back(item);
   }
@@ -1598,9 +1849,14 @@ Value filter_unique(Renderer& r, const Location& at, Value& v, CallArguments& ca
 Value filter_reverse(Renderer& r, const Location& at, Value& v, CallArguments& call_args) {
   Arguments(r, at, "reverse", call_args, {});
   if (v.is_string()) {
-    auto cps = code_points(v.as_string());
+    const std::string& s = v.as_string();
     std::string out;
-    for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
+    out.reserve(s.size());
+    for (std::size_t end = s.size(); end > 0;) {
+      const std::size_t begin = previous_code_point(s, end);
+      out.append(s, begin, end - begin);
+      end = begin;
+    }
     return Value(std::move(out));
   }
   auto items = r.iterate(at, v);
@@ -1659,16 +1915,20 @@ Value filter_indent(Renderer& r, const Location& at, Value& v, CallArguments& ca
   std::string indentation(4, ' ');
   if (args.has(0)) {
     const Value& width = args.get(0);
-    indentation =
-        width.is_string()
-            ? width.as_string()
-            : std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, args.integer(0))),
-                          ' ');
+    if (width.is_string()) {
+      indentation = width.as_string();
+    } else {
+      const auto spaces = static_cast<std::size_t>(std::max<std::int64_t>(0, args.integer(0)));
+      check_text_size(0, 1, spaces);
+      indentation.assign(spaces, ' ');
+    }
   }
   const bool first = args.get_or(1, Value(false)).truthy();
   const bool blank = args.get_or(2, Value(false)).truthy();
   // jinja2 appends a newline before splitting, so a trailing newline survives.
-  const auto lines = python_splitlines(r.str(v) + "\n");
+  const std::string text = r.str(v);
+  const auto lines = python_splitlines(text + "\n");
+  check_text_size(text.size() + 1, lines.size() + 1, indentation.size());
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (i > 0) {
@@ -1687,7 +1947,7 @@ Value filter_wordcount(Renderer& r, const Location& at, Value& v, CallArguments&
   const std::string text = r.str(v);
   std::int64_t words = 0;
   bool in_word = false;
-  for (const auto cp : code_points(text)) {
+  for (const auto cp : CodePoints(text)) {
     const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(decode(cp)));
     const bool word_char = cp == "_" ||
                            (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_LO) ||
@@ -1706,7 +1966,15 @@ Value filter_safe(Renderer& r, const Location& at, Value& v, CallArguments& call
 Value filter_escape(Renderer& r, const Location& at, Value& v, CallArguments& call_args) {
   Arguments(r, at, "escape", call_args, {});
   std::string out;
-  for (const char c : r.str(v)) {
+  const std::string text = r.str(v);
+  // Each character becomes at most five ("&#39;").
+  if (text.size() > kMaxTextBytes / 5) {
+    std::size_t grown = text.size();
+    for (const char c : text)
+      grown += c == '&' ? 4 : (c == '<' || c == '>') ? 3 : (c == '"' || c == '\'') ? 4 : 0;
+    check_text_size(grown, 0, 0);
+  }
+  for (const char c : text) {
     switch (c) {
       case '&':
         out += "&amp;";
@@ -1784,10 +2052,10 @@ const Value& single_argument(Renderer& r, const Location& at, CallArguments& arg
 }
 
 bool test_eq(Renderer& r, const Location& at, const Value& v, CallArguments& a) {
-  return v == single_argument(r, at, a, "eq");
+  return r.equal(v, single_argument(r, at, a, "eq"));
 }
 bool test_ne(Renderer& r, const Location& at, const Value& v, CallArguments& a) {
-  return !(v == single_argument(r, at, a, "ne"));
+  return !r.equal(v, single_argument(r, at, a, "ne"));
 }
 bool test_lt(Renderer& r, const Location& at, const Value& v, CallArguments& a) {
   return r.less(at, v, single_argument(r, at, a, "lt"));

@@ -8,7 +8,71 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "odbatch/text/jinja_budgets.hpp"
+
 namespace odbatch::jinja {
+
+namespace {
+
+// Destroying a list destroys its items, which may be lists in turn: a list nested 200,000 deep
+// would recurse that deep. Instead, a dying list or dict moves its values that hold others onto
+// this thread's queue, and the outermost destruction drains the queue in a loop.
+struct ReleaseQueue {
+  std::vector<Value> pending;
+  bool draining = false;
+};
+thread_local ReleaseQueue release_queue;
+
+bool holds_values(const Value& v) {
+  return v.is_list() || v.is_dict() || v.is_namespace() || v.is_callable();
+}
+
+void defer(Value& v) {
+  try {
+    release_queue.pending.push_back(std::move(v));
+  } catch (const std::bad_alloc&) {
+    // Without room to queue it, v is destroyed where it is, recursing as deep as it nests.
+  }
+}
+
+void drain_release_queue() {
+  if (release_queue.draining) return;
+  release_queue.draining = true;
+  while (!release_queue.pending.empty()) {
+    // Destroyed at the end of the iteration; what it held joins the queue.
+    const Value v = std::move(release_queue.pending.back());
+    release_queue.pending.pop_back();
+  }
+  release_queue.draining = false;
+}
+
+}  // namespace
+
+Value::List::~List() {
+  bool deferred = false;
+  for (Value& item : items)
+    if (holds_values(item)) {
+      defer(item);
+      deferred = true;
+    }
+  if (deferred) drain_release_queue();
+}
+
+Dict::~Dict() {
+  bool deferred = false;
+  for (auto& entry : entries_)
+    if (holds_values(entry.second)) {
+      defer(entry.second);
+      deferred = true;
+    }
+  if (deferred) drain_release_queue();
+}
+
+Value::Value(std::vector<Value> items, bool is_tuple) : data_(std::make_shared<List>()) {
+  auto& list = *std::get<std::shared_ptr<List>>(data_);
+  list.items = std::move(items);
+  list.is_tuple = is_tuple;
+}
 
 const Value* Dict::find(std::string_view key) const {
   for (const auto& [k, v] : entries_)
@@ -32,7 +96,10 @@ void Dict::set(std::string key, Value value) {
 
 namespace {
 
-Value from_json_node(const nlohmann::ordered_json& node) {
+Value from_json_node(const nlohmann::ordered_json& node, int depth) {
+  if (depth > kMaxValueDepth)
+    throw std::invalid_argument("JSON nested more than " + std::to_string(kMaxValueDepth) +
+                                " levels deep");
   switch (node.type()) {
     case nlohmann::ordered_json::value_t::null:
       return Value::none();
@@ -52,12 +119,12 @@ Value from_json_node(const nlohmann::ordered_json& node) {
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       items.reserve(node.size());
-      for (const auto& item : node) items.push_back(from_json_node(item));
+      for (const auto& item : node) items.push_back(from_json_node(item, depth + 1));
       return Value(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict dict;
-      for (const auto& [key, item] : node.items()) dict.set(key, from_json_node(item));
+      for (const auto& [key, item] : node.items()) dict.set(key, from_json_node(item, depth + 1));
       return Value(std::move(dict));
     }
     default:
@@ -104,13 +171,60 @@ std::string python_float_repr(double d) {
   return out + exponent_text;
 }
 
-void append_python_repr(std::string& out, const Value& value);
+// Text held to kMaxTextBytes, checked before each append, so that printing a list that holds
+// the same big list many times fails before it allocates.
+class BoundedText {
+ public:
+  BoundedText& operator+=(std::string_view piece) {
+    reserve(piece.size());
+    text_ += piece;
+    return *this;
+  }
+  BoundedText& operator+=(char c) {
+    reserve(1);
+    text_ += c;
+    return *this;
+  }
+  void append(std::size_t count, char c) {
+    reserve(count);
+    text_.append(count, c);
+  }
+  std::string take() { return std::move(text_); }
 
-void append_string_repr(std::string& out, const std::string& s) {
+ private:
+  void reserve(std::size_t more) const {
+    if (more > kMaxTextBytes - text_.size())
+      throw std::length_error("the text grows past " + std::to_string(kMaxTextBytes >> 20) +
+                              " MiB");
+  }
+  std::string text_;
+};
+
+void enter_level(int depth) {
+  if (depth > kMaxValueDepth)
+    throw std::length_error("a value nested more than " + std::to_string(kMaxValueDepth) +
+                            " levels deep");
+}
+
+void append_python_repr(BoundedText& out, const Value& value, int depth);
+
+void append_string_repr(BoundedText& out, const std::string& s) {
   const char quote =
       (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
   out += quote;
-  for (unsigned char c : s) {
+  const auto plain = [quote](unsigned char c) {
+    return c >= 0x20 && c != 0x7f && c != '\\' && c != static_cast<unsigned char>(quote);
+  };
+  for (std::size_t i = 0; i < s.size();) {
+    // Characters printed as they are go in runs, not one append each.
+    std::size_t run = i;
+    while (run < s.size() && plain(static_cast<unsigned char>(s[run]))) ++run;
+    if (run > i) {
+      out += std::string_view(s).substr(i, run - i);
+      i = run;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(s[i++]);
     if (c == '\\' || c == static_cast<unsigned char>(quote)) {
       out += '\\';
       out += static_cast<char>(c);
@@ -131,7 +245,21 @@ void append_string_repr(std::string& out, const std::string& s) {
   out += quote;
 }
 
-void append_python_repr(std::string& out, const Value& value) {
+void append_dict_repr(BoundedText& out, const Dict& dict, int depth) {
+  out += '{';
+  bool first = true;
+  for (const auto& [key, item] : dict.entries()) {
+    if (!first) out += ", ";
+    first = false;
+    append_string_repr(out, key);
+    out += ": ";
+    append_python_repr(out, item, depth + 1);
+  }
+  out += '}';
+}
+
+void append_python_repr(BoundedText& out, const Value& value, int depth) {
+  enter_level(depth);
   switch (value.kind()) {
     case Value::Kind::string:
       append_string_repr(out, value.as_string());
@@ -141,33 +269,39 @@ void append_python_repr(std::string& out, const Value& value) {
       out += list.is_tuple ? '(' : '[';
       for (std::size_t i = 0; i < list.items.size(); ++i) {
         if (i > 0) out += ", ";
-        append_python_repr(out, list.items[i]);
+        append_python_repr(out, list.items[i], depth + 1);
       }
       if (list.is_tuple && list.items.size() == 1) out += ',';
       out += list.is_tuple ? ')' : ']';
       return;
     }
-    case Value::Kind::dict: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, item] : value.as_dict().entries()) {
-        if (!first) out += ", ";
-        first = false;
-        append_string_repr(out, key);
-        out += ": ";
-        append_python_repr(out, item);
-      }
-      out += '}';
+    case Value::Kind::dict:
+      append_dict_repr(out, value.as_dict(), depth);
       return;
-    }
+    case Value::Kind::namespace_object:
+      out += "<Namespace ";
+      append_dict_repr(out, value.as_namespace().attributes, depth);
+      out += '>';
+      return;
     default:
       out += to_python_string(value);
   }
 }
 
-void append_json_string(std::string& out, const std::string& s, bool ensure_ascii) {
+void append_json_string(BoundedText& out, const std::string& s, bool ensure_ascii) {
   out += '"';
+  const auto plain = [ensure_ascii](unsigned char c) {
+    return c >= 0x20 && c != '"' && c != '\\' && (!ensure_ascii || c < 0x7f);
+  };
   for (std::size_t i = 0; i < s.size(); ++i) {
+    // Characters written as they are go in runs, not one append each.
+    std::size_t run = i;
+    while (run < s.size() && plain(static_cast<unsigned char>(s[run]))) ++run;
+    if (run > i) {
+      out += std::string_view(s).substr(i, run - i);
+      i = run - 1;
+      continue;
+    }
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"':
@@ -219,7 +353,8 @@ void append_json_string(std::string& out, const std::string& s, bool ensure_asci
   out += '"';
 }
 
-void append_json(std::string& out, const Value& value, const JsonFormat& format, int depth) {
+void append_json(BoundedText& out, const Value& value, const JsonFormat& format, int depth) {
+  enter_level(depth);
   const bool indented = format.indent >= 0;
   const std::string item_separator =
       !format.item_separator.empty() ? format.item_separator : (indented ? "," : ", ");
@@ -227,7 +362,7 @@ void append_json(std::string& out, const Value& value, const JsonFormat& format,
   const auto newline = [&](int level) {
     if (!indented) return;
     out += '\n';
-    out.append(static_cast<std::size_t>(format.indent * level), ' ');
+    out.append(static_cast<std::size_t>(format.indent) * static_cast<std::size_t>(level), ' ');
   };
   switch (value.kind()) {
     case Value::Kind::none:
@@ -302,7 +437,7 @@ void append_json(std::string& out, const Value& value, const JsonFormat& format,
 
 Value Value::from_json(std::string_view json) {
   try {
-    return from_json_node(nlohmann::ordered_json::parse(json));
+    return from_json_node(nlohmann::ordered_json::parse(json), 0);
   } catch (const nlohmann::json::parse_error& e) {
     throw std::invalid_argument(std::string("invalid JSON: ") + e.what());
   }
@@ -332,7 +467,12 @@ bool Value::truthy() const {
   return false;
 }
 
-bool operator==(const Value& a, const Value& b) {
+namespace {
+
+using WorkMeter = std::function<void(std::size_t)>;
+
+bool equal_at(const Value& a, const Value& b, const WorkMeter& work, int depth) {
+  enter_level(depth);
   const auto numeric = [](const Value& v) { return v.is_number() || v.is_bool(); };
   if (numeric(a) && numeric(b)) {
     if (a.is_float() || b.is_float()) {
@@ -352,16 +492,28 @@ bool operator==(const Value& a, const Value& b) {
     case Value::Kind::none:
       return true;
     case Value::Kind::string:
+      if (work) work(std::min(a.as_string().size(), b.as_string().size()));
       return a.as_string() == b.as_string();
-    case Value::Kind::list:
-      return a.as_list().items == b.as_list().items;
+    case Value::Kind::list: {
+      if (&a.as_list() == &b.as_list()) return true;  // as Python compares a list with itself
+      const auto& x = a.as_list().items;
+      const auto& y = b.as_list().items;
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (work) work(0);
+        if (!equal_at(x[i], y[i], work, depth + 1)) return false;
+      }
+      return true;
+    }
     case Value::Kind::dict: {
       const Dict& x = a.as_dict();
       const Dict& y = b.as_dict();
+      if (&x == &y) return true;
       if (x.size() != y.size()) return false;
       for (const auto& [key, item] : x.entries()) {
+        if (work) work(y.size());  // the key's linear lookup
         const Value* other = y.find(key);
-        if (other == nullptr || !(*other == item)) return false;
+        if (other == nullptr || !equal_at(item, *other, work, depth + 1)) return false;
       }
       return true;
     }
@@ -372,6 +524,16 @@ bool operator==(const Value& a, const Value& b) {
     default:
       return false;
   }
+}
+
+}  // namespace
+
+bool operator==(const Value& a, const Value& b) {
+  return equal_at(a, b, nullptr, 0);
+}
+
+bool equal(const Value& a, const Value& b, const std::function<void(std::size_t bytes)>& work) {
+  return equal_at(a, b, work, 0);
 }
 
 std::string Value::type_name() const {
@@ -416,23 +578,21 @@ std::string to_python_string(const Value& value) {
       return value.as_string();
     case Value::Kind::callable:
       return "<function " + value.as_callable().name + ">";
-    case Value::Kind::namespace_object:
-      return "<Namespace " + to_python_repr(Value(value.as_namespace().attributes)) + ">";
     default:
       return to_python_repr(value);
   }
 }
 
 std::string to_python_repr(const Value& value) {
-  std::string out;
-  append_python_repr(out, value);
-  return out;
+  BoundedText out;
+  append_python_repr(out, value, 0);
+  return out.take();
 }
 
 std::string to_json(const Value& value, const JsonFormat& format) {
-  std::string out;
+  BoundedText out;
   append_json(out, value, format, 0);
-  return out;
+  return out.take();
 }
 
 }  // namespace odbatch::jinja

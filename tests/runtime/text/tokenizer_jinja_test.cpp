@@ -191,6 +191,23 @@ TEST_CASE("conversations a template refuses or rewrites are refused with the rea
     CHECK(error.reason == TokenizeErrorReason::template_refused);
     CHECK(error.message.starts_with("message 1 (assistant)"));
   }
+  SUBCASE("a template past its budgets: the record is refused naming the budget") {
+    const ChatTokenizer endless(
+        model_path(kByteChatModel),
+        jinja_options("endless.jinja",
+                      "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}"
+                      "{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}"));
+    auto error = error_of(endless.tokenize(kTwoTurns, {}));
+    CHECK(error.reason == TokenizeErrorReason::template_refused);
+    CHECK(error.message.find("the template takes more than 2000000 steps") != std::string::npos);
+    const ChatTokenizer shouting(
+        model_path(kByteChatModel),
+        jinja_options("shouting.jinja", "{{ raise_exception('x' * 60000000) }}"));
+    error = error_of(shouting.tokenize(kTwoTurns, {}));
+    CHECK(error.reason == TokenizeErrorReason::template_refused);
+    CHECK(error.message.find("x... (60000000 bytes in all)") != std::string::npos);
+    CHECK(error.message.size() < 2048);
+  }
   SUBCASE("message text holding a piece only the template or an image may write") {
     const ChatTokenizer tokenizer(model_path(kByteChatModel),
                                   jinja_options("chatml.jinja", kChatml));
@@ -239,6 +256,10 @@ TEST_CASE("Jinja template settings that cannot work are ConfigErrors naming the 
   options.template_file = "/nonexistent/tokenizer_config.json";
   CHECK(field_of(options) == "template_file");
   CHECK(field_of(jinja_options("broken.jinja", "{% for m in messages %}")) == "template_file");
+  // Nested past the parser's budget: refused when loaded, not a crash when rendered or dropped.
+  std::string deep = "{{ 1";
+  for (int i = 0; i < 30000; ++i) deep += " + 1";
+  CHECK(field_of(jinja_options("deep.jinja", deep + " }}")) == "template_file");
   options = jinja_options("chatml.jinja", kChatml);
   options.add_bos = true;
   CHECK(field_of(options) == "add_bos");

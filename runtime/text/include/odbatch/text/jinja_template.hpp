@@ -24,14 +24,18 @@ class JinjaError : public std::runtime_error {
     render,  // an operation failed while rendering (type error, unknown filter, undefined use)
     raised,  // the template called raise_exception(message)
   };
+  // A message longer than kMaxErrorTextBytes (jinja_budgets.hpp) is cut, its size noted.
   JinjaError(Kind kind, std::string message, int line, int column);
   Kind kind() const { return kind_; }
-  // The message alone, without the location (for raise_exception: exactly what the template said).
+  // The message alone, without the location (for raise_exception: what the template said, cut
+  // as above).
   const std::string& message() const { return message_; }
   int line() const { return line_; }
   int column() const { return column_; }
 
  private:
+  struct Bounded {};  // the message is already cut
+  JinjaError(Kind kind, std::string message, int line, int column, Bounded);
   Kind kind_;
   std::string message_;
   int line_;
