@@ -23,6 +23,7 @@
 #include "bpe_merge.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
+#include "tokenizer_file_limits.hpp"
 #include "utf8_text.hpp"
 #include "word_cache.hpp"
 
@@ -89,6 +90,29 @@ TokenId id_value(const json& value, const std::string& path) {
 std::string type_of(const json& component, const std::string& path) {
   require_object(component, path);
   return string_member(component, "type", path);
+}
+
+// Whether the JSON text nests arrays and objects more than `limit` deep; brackets inside strings
+// do not count. Checked before parsing, which would otherwise build the whole tree first.
+bool nests_deeper_than(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
 }
 
 [[noreturn]] void unsupported_type(const std::string& path, const std::string& type) {
@@ -728,11 +752,22 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
   const json& vocab = require_member(model, "vocab", path);
   require_object(vocab, "model.vocab");
+  if (vocab.size() > text_detail::kMaxVocabularyEntries)
+    fail("model.vocab", "has " + std::to_string(vocab.size()) +
+                            " entries, more than the limit of " +
+                            std::to_string(text_detail::kMaxVocabularyEntries));
+  const std::uint64_t id_bound = text_detail::token_id_bound(vocab.size());
   const ByteLevelAlphabet& alphabet = byte_level_alphabet();
   id_of_piece_.reserve(vocab.size());
   for (const auto& [piece, id_json] : vocab.items()) {
     const std::string id_path = "model.vocab[" + json(piece).dump() + "]";
     const TokenId id = id_value(id_json, id_path);
+    // The tables below are indexed by id.
+    if (id >= id_bound)
+      fail(id_path,
+           "id " + std::to_string(id) + " is far beyond the vocabulary's " +
+               std::to_string(vocab.size()) + " entries (ids must be below 2 x entries + " +
+               std::to_string(text_detail::kTokenIdSlack) + " = " + std::to_string(id_bound) + ")");
     if (id >= pieces_.size()) pieces_.resize(std::size_t{id} + 1);
     if (!pieces_[id].empty()) fail(id_path, "id " + std::to_string(id) + " is used twice");
     pieces_[id] = piece;
@@ -750,6 +785,10 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
   const json& merges = require_member(model, "merges", path);
   if (!merges.is_array()) fail("model.merges", "must be an array");
+  if (merges.size() > text_detail::kMaxMerges)
+    fail("model.merges", "has " + std::to_string(merges.size()) +
+                             " entries, more than the limit of " +
+                             std::to_string(text_detail::kMaxMerges));
   merges_.reserve(merges.size());
   const auto id_of = [&](const std::string& piece, const std::string& merge_path) {
     const auto found = id_of_piece_.find(piece);
@@ -784,6 +823,10 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
 void HfBpeTokenizer::parse_added_tokens(const json& list) {
   if (!list.is_array()) fail("added_tokens", "must be an array");
+  if (list.size() > text_detail::kMaxAddedTokens)
+    fail("added_tokens", "has " + std::to_string(list.size()) +
+                             " entries, more than the limit of " +
+                             std::to_string(text_detail::kMaxAddedTokens));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = index_path("added_tokens", i);
     const json& entry = list[i];
@@ -1091,6 +1134,11 @@ std::optional<std::string> HfBpeTokenizer::id_to_token(TokenId id) const {
 
 std::unique_ptr<TextTokenizer> parse_hf_tokenizer(std::string_view text,
                                                   const std::filesystem::path& origin) {
+  if (nests_deeper_than(text, text_detail::kMaxTokenizerJsonDepth))
+    throw TokenizerModelError(
+        origin, "nests arrays and objects deeper than " +
+                    std::to_string(text_detail::kMaxTokenizerJsonDepth) +
+                    " levels, beyond any real tokenizer.json (a Sequence within a Sequence...)");
   json root;
   try {
     root = json::parse(text);
