@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bitset>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -20,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "added_token_matcher.hpp"
 #include "bpe_merge.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
@@ -31,9 +31,12 @@ namespace odbatch {
 namespace {
 
 using json = nlohmann::json;
+using text_detail::AddedToken;
+using text_detail::AddedTokenMatcher;
 using text_detail::MatchSpan;
 using text_detail::PairMerge;
 using text_detail::SplitRegex;
+using text_detail::TextSplit;
 
 // A problem at a JSON path of the file; the loader adds the file's name.
 struct JsonPathError {
@@ -382,135 +385,6 @@ void parse_pre_tokenizer(const json& node, const std::string& path,
   }
 }
 
-struct AddedToken {
-  std::string content;  // normalized already when `normalized`
-  TokenId id = 0;
-  bool special = false;
-  bool single_word = false;
-  bool lstrip = false;
-  bool rstrip = false;
-  bool normalized = false;
-};
-
-// A part of the text: an added token's id, or text still to tokenize.
-struct TextSplit {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  std::optional<TokenId> id;
-};
-
-// Unicode White_Space (Rust's char::is_whitespace), which lstrip and rstrip remove.
-bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
-}
-
-char32_t code_point_at(std::string_view text, std::size_t i) {
-  utf8proc_int32_t code_point = 0;
-  utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + i),
-                   static_cast<utf8proc_ssize_t>(text.size() - i), &code_point);
-  return static_cast<char32_t>(code_point);
-}
-
-std::size_t previous_character(std::string_view text, std::size_t end) {
-  std::size_t i = end - 1;
-  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
-  return i;
-}
-
-// Finds added tokens in text as the Hugging Face library does: leftmost-longest matches, left to
-// right; a single_word token only between non-word characters; lstrip and rstrip take
-// the white space beside the token into it.
-class AddedTokenMatcher {
- public:
-  // A word character as the reference's \w (Rust's regex crate) defines it.
-  AddedTokenMatcher() : word_character_(R"(^[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}])") {}
-
-  void add(const AddedToken& token) {
-    if (token.content.empty()) return;
-    tokens_.push_back(&token);
-    first_bytes_.set(static_cast<unsigned char>(token.content[0]));
-    std::stable_sort(tokens_.begin(), tokens_.end(), [](const AddedToken* a, const AddedToken* b) {
-      return a->content.size() > b->content.size();
-    });
-  }
-
-  void split(std::string_view text, bool recognize_special, std::vector<TextSplit>& splits) const {
-    std::size_t done = 0;
-    for (std::size_t position = 0; position < text.size();) {
-      const AddedToken* token = longest_at(text, position);
-      if (token == nullptr) {
-        ++position;
-        continue;
-      }
-      std::size_t begin = position;
-      std::size_t end = position + token->content.size();
-      position = end;
-      // An unrecognised special token stays text, and the search resumes after it, as the
-      // reference's matcher skips that match.
-      if (token->special && !recognize_special) continue;
-      if (token->single_word &&
-          (word_character_before(text, begin) || word_character_after(text, end)))
-        continue;
-      if (token->lstrip) {
-        std::size_t stripped = begin;
-        while (stripped > 0) {
-          const std::size_t previous = previous_character(text, stripped);
-          if (!is_white_space(code_point_at(text, previous))) break;
-          stripped = previous;
-        }
-        begin = std::max(stripped, done);
-      }
-      if (token->rstrip) {
-        while (end < text.size()) {
-          const char32_t c = code_point_at(text, end);
-          if (!is_white_space(c)) break;
-          end += static_cast<std::size_t>(
-              utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), scratch_utf8()));
-        }
-      }
-      if (done < begin) splits.push_back({done, begin, std::nullopt});
-      splits.push_back({begin, end, token->id});
-      done = end;
-    }
-    if (done < text.size()) splits.push_back({done, text.size(), std::nullopt});
-  }
-
- private:
-  const AddedToken* longest_at(std::string_view text, std::size_t position) const {
-    if (!first_bytes_.test(static_cast<unsigned char>(text[position]))) return nullptr;
-    const std::string_view rest = text.substr(position);
-    for (const AddedToken* token : tokens_)
-      if (rest.starts_with(token->content)) return token;
-    return nullptr;
-  }
-
-  bool word_character(std::string_view character) const {
-    thread_local std::vector<MatchSpan> matches;
-    matches.clear();
-    word_character_.find_all(character, matches);
-    return !matches.empty();
-  }
-  bool word_character_before(std::string_view text, std::size_t begin) const {
-    if (begin == 0) return false;
-    const std::size_t previous = previous_character(text, begin);
-    return word_character(text.substr(previous, begin - previous));
-  }
-  bool word_character_after(std::string_view text, std::size_t end) const {
-    if (end == text.size()) return false;
-    return word_character(text.substr(end, text_detail::valid_sequence_length(text, end)));
-  }
-  static utf8proc_uint8_t* scratch_utf8() {
-    thread_local utf8proc_uint8_t bytes[4];
-    return bytes;
-  }
-
-  std::vector<const AddedToken*> tokens_;  // longest first
-  std::bitset<256> first_bytes_;
-  SplitRegex word_character_;
-};
-
 // A part of the pre-tokenized text. `origin` is where its first byte lies in the text that
 // pre-tokenization began with, unless `prefixed`: then its first byte is the space that
 // ByteLevel's add_prefix_space inserted at `origin`, and the second byte lies there.
@@ -678,9 +552,10 @@ class HfBpeTokenizer final : public TextTokenizer {
   // Added tokens, matched before normalization (normalized=false) or after it.
   std::deque<AddedToken> added_tokens_;
   std::unordered_map<TokenId, const AddedToken*> added_by_id_;
+  std::unordered_map<std::string_view, const AddedToken*> added_by_content_;
   std::optional<TokenId> largest_added_;
-  AddedTokenMatcher raw_matcher_;
-  AddedTokenMatcher normalized_matcher_;
+  AddedTokenMatcher raw_matcher_{{}};
+  AddedTokenMatcher normalized_matcher_{{}};
   // The post-processor, reduced to the ids around a single sequence.
   std::vector<TokenId> prefix_ids_;
   std::vector<TokenId> suffix_ids_;
@@ -847,9 +722,8 @@ void HfBpeTokenizer::parse_added_tokens(const json& list) {
       fail(member_path(path, "id"), "is model.vocab's id of '" + pieces_[token.id] + "'");
     if (added_by_id_.contains(token.id))
       fail(member_path(path, "id"), std::to_string(token.id) + " is added twice");
-    for (const AddedToken& earlier : added_tokens_)
-      if (earlier.content == token.content)
-        fail(member_path(path, "content"), "'" + token.content + "' is added twice");
+    if (added_by_content_.contains(token.content))
+      fail(member_path(path, "content"), "'" + token.content + "' is added twice");
     // The Hugging Face library does not take these ids from the file: it gives a token its
     // vocabulary id, or else the next id after the vocabulary and the tokens added before it.
     // A file whose ids differ from those would be read differently there, so it is refused.
@@ -870,8 +744,13 @@ void HfBpeTokenizer::parse_added_tokens(const json& list) {
     }
     const AddedToken& stored = added_tokens_.emplace_back(std::move(token));
     added_by_id_.emplace(stored.id, &stored);
-    (stored.normalized ? normalized_matcher_ : raw_matcher_).add(stored);
+    added_by_content_.emplace(stored.content, &stored);
   }
+  std::vector<const AddedToken*> raw, normalized;
+  for (const AddedToken& token : added_tokens_)
+    (token.normalized ? normalized : raw).push_back(&token);
+  raw_matcher_ = AddedTokenMatcher(raw);
+  normalized_matcher_ = AddedTokenMatcher(normalized);
 }
 
 void HfBpeTokenizer::parse_post_processor(const json& node, const std::string& path) {
@@ -1116,8 +995,8 @@ std::string HfBpeTokenizer::decode(std::span<const TokenId> ids, bool skip_speci
 }
 
 std::optional<TokenId> HfBpeTokenizer::token_to_id(std::string_view token) const {
-  for (const AddedToken& added : added_tokens_)
-    if (added.content == token) return added.id;
+  if (const auto added = added_by_content_.find(token); added != added_by_content_.end())
+    return added->second->id;
   const auto found = id_of_piece_.find(token);
   if (found == id_of_piece_.end()) return std::nullopt;
   return found->second;

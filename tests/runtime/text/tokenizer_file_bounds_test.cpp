@@ -1,7 +1,9 @@
 // Tokenizer files come from model repositories: a hostile one costs a named error, never
-// gigabytes or minutes. Nesting, ids and ranks are bounded when loading.
+// gigabytes or minutes. Nesting, ids and ranks are bounded when loading; added tokens load and
+// match in near-linear time.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,6 +18,7 @@ namespace odbatch {
 namespace {
 
 using json = nlohmann::json;
+using Ids = std::vector<TokenId>;
 
 std::string load_error(const std::string& text) {
   try {
@@ -36,6 +39,10 @@ std::string nested_normalizers(std::size_t depth) {
   config["normalizer"] = "NESTED";
   std::string text = config.dump();
   return text.replace(text.find(R"("NESTED")"), 8, nested);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -79,6 +86,32 @@ TEST_CASE("a tiktoken rank far beyond the number of lines is refused, not alloca
                        "lines (ranks must be "
                        "below 2 x lines + 65536 = 66058)"));
   CHECK(error_for("66057") == "(loaded)");
+}
+
+TEST_CASE("many added tokens load and match in near-linear time, longest match first") {
+  json config = test::tiny_tokenizer();
+  constexpr TokenId kAdded = 20'000;
+  for (TokenId i = 0; i < kAdded; ++i)
+    config["added_tokens"].push_back(test::added_token(262 + i, "<t" + std::to_string(i) + ">"));
+  const std::string text = config.dump();
+  const auto start = std::chrono::steady_clock::now();
+  const auto tokenizer = parse_hf_tokenizer(text, "many.json");
+  const Ids ids = tokenizer->encode(std::string(256 * 1024, '<'));
+  // Quadratic loading and matching took over 20 s here; linear takes well under one.
+  CHECK(seconds_since(start) < 5.0);
+  CHECK(ids.size() == 256 * 1024);
+  CHECK(tokenizer->encode("<t1><t12><t123>x<t19999") ==
+        Ids{263, 274, 385, 'x', '<', 't', '1', '9', '9', '9', '9'});
+  CHECK(tokenizer->token_to_id("<t19999>") == 262 + kAdded - 1);
+
+  // Tokens that overlap: the longest at the leftmost position wins.
+  json overlapping = test::tiny_tokenizer();
+  overlapping["added_tokens"] = {test::added_token(262, "<a"), test::added_token(263, "<abc"),
+                                 test::added_token(264, "bc>"), test::added_token(265, "<ab")};
+  const auto matcher = parse_hf_tokenizer(overlapping.dump(), "overlapping.json");
+  CHECK(matcher->encode("<abc><ab<a") == Ids{263, '>', 265, 262});
+  CHECK(matcher->encode("x<abc>") == Ids{'x', 263, '>'});
+  CHECK(matcher->encode("abc>") == Ids{'a', 264});
 }
 
 }  // namespace odbatch
