@@ -1,12 +1,15 @@
 // Tokenizer files come from model repositories: a hostile one costs a named error, never
 // gigabytes or minutes. Nesting, ids and ranks are bounded when loading; added tokens load and
-// match in near-linear time.
+// match in near-linear time; a pattern that backtracks without end refuses the text it is
+// matched on, which the chat tokenizer turns into a rejected record.
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
+#include <variant>
 
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "odbatch/text/hf_tokenizer.hpp"
@@ -39,6 +42,13 @@ std::string nested_normalizers(std::size_t depth) {
   config["normalizer"] = "NESTED";
   std::string text = config.dump();
   return text.replace(text.find(R"("NESTED")"), 8, nested);
+}
+
+// The tiny tokenizer with a Split pre-tokenizer of `pattern` before its ByteLevel.
+json with_split_pattern(const std::string& pattern) {
+  json config = test::tiny_tokenizer();
+  config["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {{"Regex", pattern}};
+  return config;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -112,6 +122,41 @@ TEST_CASE("many added tokens load and match in near-linear time, longest match f
   CHECK(matcher->encode("<abc><ab<a") == Ids{263, '>', 265, 262});
   CHECK(matcher->encode("x<abc>") == Ids{'x', 263, '>'});
   CHECK(matcher->encode("abc>") == Ids{'a', 264});
+}
+
+TEST_CASE("a pattern that backtracks without end refuses the text, naming itself and the limit") {
+  const auto tokenizer = parse_hf_tokenizer(with_split_pattern("(a+)+$").dump(), "t.json");
+  const std::string text = std::string(40, 'a') + "!";
+  CHECK_THROWS_WITH_AS(tokenizer->encode(text),
+                       "the pattern '(a+)+$' hit the match limit of 10000656 steps (10000000 + 16 "
+                       "per byte of text) on a text of 41 bytes",
+                       std::invalid_argument);
+  CHECK(tokenizer->encode("hello") == Ids{259});
+  // A long pattern is quoted cut short.
+  const std::string long_pattern = "(a+)+$|" + std::string(100, 'z');
+  const std::string quoted = "the pattern '" + long_pattern.substr(0, 80) + "...' (107 bytes) hit";
+  CHECK_THROWS_WITH_AS(
+      parse_hf_tokenizer(with_split_pattern(long_pattern).dump(), "t.json")->encode(text),
+      doctest::Contains(quoted.c_str()), std::invalid_argument);
+}
+
+TEST_CASE("a record on which the pattern hits its limit is rejected, the others tokenized") {
+  test::ScratchDirectory dir;
+  json config = with_split_pattern("(a+)+$");
+  config["added_tokens"] = {test::added_token(262, "<|im_start|>"),
+                            test::added_token(263, "<|im_end|>")};
+  TokenizerOptions options;
+  options.format = TokenizerFormat::hf_json;
+  const ChatTokenizer tokenizer(dir.write("tokenizer.json", config.dump()), options);
+  Conversation conversation;
+  conversation.messages = {{Role::user, std::string(40, 'a') + "!"}, {Role::assistant, "ok"}};
+  const TokenizeResult hostile = tokenizer.tokenize(conversation, {});
+  REQUIRE(std::holds_alternative<TokenizeError>(hostile));
+  CHECK(std::get<TokenizeError>(hostile).reason == TokenizeErrorReason::template_refused);
+  CHECK(std::get<TokenizeError>(hostile).message.find("the pattern '(a+)+$' hit the match limit") !=
+        std::string::npos);
+  conversation.messages[0].content = "hello";
+  CHECK(std::holds_alternative<TokenizedSample>(tokenizer.tokenize(conversation, {})));
 }
 
 }  // namespace odbatch
