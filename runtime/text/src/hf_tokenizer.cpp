@@ -180,6 +180,7 @@ class Normalizer {
  public:
   void add(utf8proc_option_t form) { forms_.push_back(form); }
   bool empty() const { return forms_.empty(); }
+  std::size_t size() const { return forms_.size(); }
 
   // `text` normalized; `storage` holds the result when it differs from the input.
   std::string_view apply(std::string_view text, std::string& storage) const {
@@ -286,8 +287,17 @@ class NormalizationMap {
   std::size_t end_;
 };
 
+// Each normalizer and pre-tokenizer costs every encoding a pass over the text (and a Split a
+// compiled regex), so their number is bounded, Sequences flattened.
+void check_step_count(std::size_t steps, const std::string& path, std::string_view kind) {
+  if (steps == text_detail::kMaxComponentSteps)
+    fail(path, "is beyond the limit of " + std::to_string(text_detail::kMaxComponentSteps) + " " +
+                   std::string(kind) + " (Sequences flattened)");
+}
+
 void parse_normalizer(const json& node, const std::string& path, Normalizer& normalizer) {
   const std::string type = type_of(node, path);
+  if (type != "Sequence") check_step_count(normalizer.size(), path, "normalizers");
   if (type == "NFC") {
     normalizer.add(UTF8PROC_COMPOSE);
   } else if (type == "NFD") {
@@ -348,6 +358,7 @@ void parse_pre_tokenizer(const json& node, const std::string& path,
   const std::string type = type_of(node, path);
   if (!steps.empty() && std::holds_alternative<ByteLevelStep>(steps.back()))
     fail(path, "a pre-tokenizer after ByteLevel is not supported (it would see byte symbols)");
+  if (type != "Sequence") check_step_count(steps.size(), path, "pre-tokenizers");
   if (type == "Sequence") {
     const std::string list_path = member_path(path, "pretokenizers");
     const json& list = require_member(node, "pretokenizers", path);

@@ -12,6 +12,10 @@ namespace odbatch::text_detail {
 // grow with the depth, so a file nested thousands deep would cost memory quadratic in it.
 inline constexpr std::size_t kMaxTokenizerJsonDepth = 64;
 
+// Normalizers, and pre-tokenizers, in a tokenizer.json, Sequences flattened. Real files have a
+// handful; each costs every encoding a pass over the text, and a Split a compiled regex.
+inline constexpr std::size_t kMaxComponentSteps = 64;
+
 // Token ids index tables of the loader (a string per id), so an id must be near the number of
 // entries: below 2 x entries + kTokenIdSlack. Real vocabularies are dense (ids 0 to entries-1);
 // the slack admits gaps, and the tables stay within about twice what the entries need.

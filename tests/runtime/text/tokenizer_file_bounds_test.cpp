@@ -68,6 +68,28 @@ TEST_CASE("a tokenizer.json nested deeper than 64 levels is refused before it is
   CHECK(load_error(brackets.dump()) == "(loaded)");
 }
 
+TEST_CASE("more than 64 normalizers or pre-tokenizers, Sequences flattened, are refused") {
+  json config = test::tiny_tokenizer();
+  auto& steps = config["pre_tokenizer"]["pretokenizers"];
+  const json split = steps[0];
+  for (int i = 0; i < 62; ++i) steps.insert(steps.begin(), split);
+  CHECK(load_error(config.dump()) == "(loaded)");  // 63 Splits and ByteLevel
+  json sequence = {{"type", "Sequence"}};
+  sequence["pretokenizers"] = json::array({split});
+  steps.insert(steps.begin(), sequence);
+  CHECK(load_error(config.dump()) ==
+        "tokenizer.model: hostile/tokenizer.json: pre_tokenizer.pretokenizers[64]: is beyond the "
+        "limit of 64 pre-tokenizers (Sequences flattened)");
+  json normalizers = test::tiny_tokenizer();
+  normalizers["normalizer"] = {{"type", "Sequence"},
+                               {"normalizers", json::array({{{"type", "NFC"}}})}};
+  for (int i = 0; i < 64; ++i)
+    normalizers["normalizer"]["normalizers"].push_back({{"type", "NFD"}});
+  CHECK(load_error(normalizers.dump()) ==
+        "tokenizer.model: hostile/tokenizer.json: normalizer.normalizers[64]: is beyond the limit "
+        "of 64 normalizers (Sequences flattened)");
+}
+
 TEST_CASE("a vocabulary id far beyond the number of entries is refused, not allocated for") {
   // 263 entries with "ab": ids must be below 2 x 263 + 65536 = 66062.
   json config = test::tiny_tokenizer();
