@@ -5,7 +5,7 @@
 namespace odbatch::fuzz {
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 11> kTargets{{
+  static constexpr std::array<Target, 13> kTargets{{
       {"proposal_frame", proposal_frame},
       {"checkpoint_file", checkpoint_file},
       {"store_frames", store_frames},
@@ -17,6 +17,8 @@ std::span<const Target> targets() {
       {"webp_image", webp_image},
       {"image_resize", image_resize},
       {"pipeline_toml", pipeline_toml},
+      {"tokenizer_json", tokenizer_json},
+      {"tiktoken_ranks", tiktoken_ranks},
   }};
   return kTargets;
 }

@@ -62,7 +62,8 @@ std::optional<std::string> decode_base64(std::string_view text) {
 
 class TiktokenTokenizer final : public TextTokenizer {
  public:
-  TiktokenTokenizer(const std::filesystem::path& ranks_file, TiktokenOptions options);
+  TiktokenTokenizer(std::string_view text, const std::filesystem::path& ranks_file,
+                    TiktokenOptions options);
 
   void encode_tokens(std::string_view text, const TextEncodeOptions& options,
                      std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const override;
@@ -100,10 +101,9 @@ text_detail::SplitRegex compile_pattern(const std::filesystem::path& ranks_file,
   }
 }
 
-TiktokenTokenizer::TiktokenTokenizer(const std::filesystem::path& ranks_file,
+TiktokenTokenizer::TiktokenTokenizer(std::string_view text, const std::filesystem::path& ranks_file,
                                      TiktokenOptions options)
     : split_(compile_pattern(ranks_file, options.pattern)) {
-  const std::string text = read_tokenizer_model_file(ranks_file);
   // Ranks index bytes_of_id_, so each must be near the number of lines (an upper bound on the
   // entries, known before any is read).
   const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n') +
@@ -117,7 +117,7 @@ TiktokenTokenizer::TiktokenTokenizer(const std::filesystem::path& ranks_file,
   for (std::size_t begin = 0; begin < text.size();) {
     std::size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + begin, end - begin);
+    const std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
     ++line_number;
     if (line.empty()) continue;
@@ -287,9 +287,15 @@ std::string_view tiktoken_pattern_preset(std::string_view name) {
                                    "' (known: cl100k_base, o200k_base, llama3)");
 }
 
+std::unique_ptr<TextTokenizer> parse_tiktoken(std::string_view text,
+                                              const std::filesystem::path& origin,
+                                              TiktokenOptions options) {
+  return std::make_unique<TiktokenTokenizer>(text, origin, std::move(options));
+}
+
 std::unique_ptr<TextTokenizer> load_tiktoken(const std::filesystem::path& ranks_file,
                                              TiktokenOptions options) {
-  return std::make_unique<TiktokenTokenizer>(ranks_file, std::move(options));
+  return parse_tiktoken(read_tokenizer_model_file(ranks_file), ranks_file, std::move(options));
 }
 
 }  // namespace odbatch
