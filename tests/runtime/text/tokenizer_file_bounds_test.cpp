@@ -129,8 +129,8 @@ TEST_CASE("many added tokens load and match in near-linear time, longest match f
   const auto start = std::chrono::steady_clock::now();
   const auto tokenizer = parse_hf_tokenizer(text, "many.json");
   const Ids ids = tokenizer->encode(std::string(256 * 1024, '<'));
-  // Quadratic loading and matching took over 20 s here; linear takes well under one.
-  CHECK(seconds_since(start) < 5.0);
+  // Quadratic loading and matching took 38 s here; linear takes 0.3 s (more under sanitizers).
+  CHECK(seconds_since(start) < 10.0);
   CHECK(ids.size() == 256 * 1024);
   CHECK(tokenizer->encode("<t1><t12><t123>x<t19999") ==
         Ids{263, 274, 385, 'x', '<', 't', '1', '9', '9', '9', '9'});
