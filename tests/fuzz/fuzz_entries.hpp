@@ -78,6 +78,15 @@ Outcome pipeline_toml(Input input);
 // kMaxErrorTextBytes; never another exception, never past the budgets of jinja_budgets.hpp.
 Outcome jinja_template(Input input);
 
+// A model's tokenizer.json: parse_hf_tokenizer loads it or throws TokenizerModelError naming the
+// file, nothing else (never std::bad_alloc: the file's limits come first); a loaded tokenizer
+// encodes a short text, with and without offsets, and decodes its ids.
+Outcome tokenizer_json(Input input);
+
+// A tiktoken ranks file with cl100k_base's pattern and special tokens, with the promises of
+// tokenizer_json.
+Outcome tiktoken_ranks(Input input);
+
 struct Target {
   std::string_view name;  // the fuzzer's name: tests/fuzz/<name>_fuzz.cpp
   Outcome (*entry)(Input);

@@ -31,6 +31,7 @@
 #include "odbatch/store/store_wire.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "tar_builder.hpp"
+#include "tiny_tokenizer_files.hpp"
 
 namespace odbatch::fuzz {
 namespace {
@@ -686,6 +687,53 @@ std::vector<Seed> jinja_seeds(const fs::path& source_dir) {
   return seeds;
 }
 
+// Small tokenizer.json files: plain, with added tokens and a post-processor, with normalizers,
+// and the hostile ones the loader refuses or whose pattern hits its limit.
+std::vector<Seed> tokenizer_json_seeds() {
+  using nlohmann::json;
+  std::vector<Seed> seeds;
+  const auto add = [&](std::string name, const json& config) {
+    seeds.push_back({std::move(name), text_bytes(config.dump())});
+  };
+  add("tiny.json", test::tiny_tokenizer());
+  add("tiny-pair-merges.json", test::tiny_tokenizer(false));
+  json added = test::tiny_tokenizer();
+  added["added_tokens"] = {
+      test::added_token(262, "<|im_start|>"),
+      test::added_token(263, "<mask>", {{"lstrip", true}, {"rstrip", true}}),
+      test::added_token(264, "[W]", {{"single_word", true}, {"special", false}}),
+      test::added_token(265, "<s>", {{"normalized", true}, {"special", false}})};
+  added["post_processor"] = {
+      {"type", "BertProcessing"}, {"cls", {"<|im_start|>", 262}}, {"sep", {"<mask>", 263}}};
+  add("added-tokens.json", added);
+  json normalized = test::tiny_tokenizer();
+  normalized["normalizer"] = {{"type", "Sequence"},
+                              {"normalizers", {{{"type", "NFD"}}, {{"type", "NFKC"}}}}};
+  add("normalizers.json", normalized);
+  json nested = test::tiny_tokenizer();
+  json* innermost = &nested["normalizer"];
+  for (int depth = 0; depth < 70; ++depth) {
+    *innermost = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}}}};
+    innermost = &(*innermost)["normalizers"][0];
+  }
+  add("nested-too-deep.json", nested);
+  json far_id = test::tiny_tokenizer();
+  far_id["model"]["vocab"]["ab"] = 50'000'000;
+  add("far-id.json", far_id);
+  json backtracking = test::tiny_tokenizer();
+  backtracking["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {{"Regex", "(a+)+$"}};
+  add("backtracking-pattern.json", backtracking);
+  return seeds;
+}
+
+// Small tiktoken ranks files: plain, one with a rank far beyond its lines, one with a repeat.
+std::vector<Seed> tiktoken_seeds() {
+  const std::string ranks = test::tiny_ranks();
+  return {{"tiny.tiktoken", text_bytes(ranks)},
+          {"far-rank.tiktoken", text_bytes(ranks + test::base64("ab") + " 100000000\n")},
+          {"repeated.tiktoken", text_bytes(ranks + test::base64("he") + " 300\n")}};
+}
+
 }  // namespace
 
 std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir) {
@@ -700,6 +748,8 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "image_resize") return resize_seeds();
   if (target == "pipeline_toml") return toml_seeds(source_dir);
   if (target == "jinja_template") return jinja_seeds(source_dir);
+  if (target == "tokenizer_json") return tokenizer_json_seeds();
+  if (target == "tiktoken_ranks") return tiktoken_seeds();
   throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");
 }
 

@@ -5,7 +5,7 @@
 namespace odbatch::fuzz {
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 12> kTargets{{
+  static constexpr std::array<Target, 14> kTargets{{
       {"proposal_frame", proposal_frame},
       {"checkpoint_file", checkpoint_file},
       {"store_frames", store_frames},
@@ -18,6 +18,8 @@ std::span<const Target> targets() {
       {"image_resize", image_resize},
       {"pipeline_toml", pipeline_toml},
       {"jinja_template", jinja_template},
+      {"tokenizer_json", tokenizer_json},
+      {"tiktoken_ranks", tiktoken_ranks},
   }};
   return kTargets;
 }

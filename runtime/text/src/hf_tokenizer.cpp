@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bitset>
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -20,9 +19,11 @@
 #include <variant>
 #include <vector>
 
+#include "added_token_matcher.hpp"
 #include "bpe_merge.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
+#include "tokenizer_file_limits.hpp"
 #include "utf8_text.hpp"
 #include "word_cache.hpp"
 
@@ -30,9 +31,12 @@ namespace odbatch {
 namespace {
 
 using json = nlohmann::json;
+using text_detail::AddedToken;
+using text_detail::AddedTokenMatcher;
 using text_detail::MatchSpan;
 using text_detail::PairMerge;
 using text_detail::SplitRegex;
+using text_detail::TextSplit;
 
 // A problem at a JSON path of the file; the loader adds the file's name.
 struct JsonPathError {
@@ -89,6 +93,29 @@ TokenId id_value(const json& value, const std::string& path) {
 std::string type_of(const json& component, const std::string& path) {
   require_object(component, path);
   return string_member(component, "type", path);
+}
+
+// Whether the JSON text nests arrays and objects more than `limit` deep; brackets inside strings
+// do not count. Checked before parsing, which would otherwise build the whole tree first.
+bool nests_deeper_than(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
 }
 
 [[noreturn]] void unsupported_type(const std::string& path, const std::string& type) {
@@ -153,6 +180,7 @@ class Normalizer {
  public:
   void add(utf8proc_option_t form) { forms_.push_back(form); }
   bool empty() const { return forms_.empty(); }
+  std::size_t size() const { return forms_.size(); }
 
   // `text` normalized; `storage` holds the result when it differs from the input.
   std::string_view apply(std::string_view text, std::string& storage) const {
@@ -259,8 +287,17 @@ class NormalizationMap {
   std::size_t end_;
 };
 
+// Each normalizer and pre-tokenizer costs every encoding a pass over the text (and a Split a
+// compiled regex), so their number is bounded, Sequences flattened.
+void check_step_count(std::size_t steps, const std::string& path, std::string_view kind) {
+  if (steps == text_detail::kMaxComponentSteps)
+    fail(path, "is beyond the limit of " + std::to_string(text_detail::kMaxComponentSteps) + " " +
+                   std::string(kind) + " (Sequences flattened)");
+}
+
 void parse_normalizer(const json& node, const std::string& path, Normalizer& normalizer) {
   const std::string type = type_of(node, path);
+  if (type != "Sequence") check_step_count(normalizer.size(), path, "normalizers");
   if (type == "NFC") {
     normalizer.add(UTF8PROC_COMPOSE);
   } else if (type == "NFD") {
@@ -321,6 +358,7 @@ void parse_pre_tokenizer(const json& node, const std::string& path,
   const std::string type = type_of(node, path);
   if (!steps.empty() && std::holds_alternative<ByteLevelStep>(steps.back()))
     fail(path, "a pre-tokenizer after ByteLevel is not supported (it would see byte symbols)");
+  if (type != "Sequence") check_step_count(steps.size(), path, "pre-tokenizers");
   if (type == "Sequence") {
     const std::string list_path = member_path(path, "pretokenizers");
     const json& list = require_member(node, "pretokenizers", path);
@@ -357,135 +395,6 @@ void parse_pre_tokenizer(const json& node, const std::string& path,
     unsupported_type(path, type);
   }
 }
-
-struct AddedToken {
-  std::string content;  // normalized already when `normalized`
-  TokenId id = 0;
-  bool special = false;
-  bool single_word = false;
-  bool lstrip = false;
-  bool rstrip = false;
-  bool normalized = false;
-};
-
-// A part of the text: an added token's id, or text still to tokenize.
-struct TextSplit {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  std::optional<TokenId> id;
-};
-
-// Unicode White_Space (Rust's char::is_whitespace), which lstrip and rstrip remove.
-bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
-}
-
-char32_t code_point_at(std::string_view text, std::size_t i) {
-  utf8proc_int32_t code_point = 0;
-  utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(text.data() + i),
-                   static_cast<utf8proc_ssize_t>(text.size() - i), &code_point);
-  return static_cast<char32_t>(code_point);
-}
-
-std::size_t previous_character(std::string_view text, std::size_t end) {
-  std::size_t i = end - 1;
-  while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
-  return i;
-}
-
-// Finds added tokens in text as the Hugging Face library does: leftmost-longest matches, left to
-// right; a single_word token only between non-word characters; lstrip and rstrip take
-// the white space beside the token into it.
-class AddedTokenMatcher {
- public:
-  // A word character as the reference's \w (Rust's regex crate) defines it.
-  AddedTokenMatcher() : word_character_(R"(^[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}])") {}
-
-  void add(const AddedToken& token) {
-    if (token.content.empty()) return;
-    tokens_.push_back(&token);
-    first_bytes_.set(static_cast<unsigned char>(token.content[0]));
-    std::stable_sort(tokens_.begin(), tokens_.end(), [](const AddedToken* a, const AddedToken* b) {
-      return a->content.size() > b->content.size();
-    });
-  }
-
-  void split(std::string_view text, bool recognize_special, std::vector<TextSplit>& splits) const {
-    std::size_t done = 0;
-    for (std::size_t position = 0; position < text.size();) {
-      const AddedToken* token = longest_at(text, position);
-      if (token == nullptr) {
-        ++position;
-        continue;
-      }
-      std::size_t begin = position;
-      std::size_t end = position + token->content.size();
-      position = end;
-      // An unrecognised special token stays text, and the search resumes after it, as the
-      // reference's matcher skips that match.
-      if (token->special && !recognize_special) continue;
-      if (token->single_word &&
-          (word_character_before(text, begin) || word_character_after(text, end)))
-        continue;
-      if (token->lstrip) {
-        std::size_t stripped = begin;
-        while (stripped > 0) {
-          const std::size_t previous = previous_character(text, stripped);
-          if (!is_white_space(code_point_at(text, previous))) break;
-          stripped = previous;
-        }
-        begin = std::max(stripped, done);
-      }
-      if (token->rstrip) {
-        while (end < text.size()) {
-          const char32_t c = code_point_at(text, end);
-          if (!is_white_space(c)) break;
-          end += static_cast<std::size_t>(
-              utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), scratch_utf8()));
-        }
-      }
-      if (done < begin) splits.push_back({done, begin, std::nullopt});
-      splits.push_back({begin, end, token->id});
-      done = end;
-    }
-    if (done < text.size()) splits.push_back({done, text.size(), std::nullopt});
-  }
-
- private:
-  const AddedToken* longest_at(std::string_view text, std::size_t position) const {
-    if (!first_bytes_.test(static_cast<unsigned char>(text[position]))) return nullptr;
-    const std::string_view rest = text.substr(position);
-    for (const AddedToken* token : tokens_)
-      if (rest.starts_with(token->content)) return token;
-    return nullptr;
-  }
-
-  bool word_character(std::string_view character) const {
-    thread_local std::vector<MatchSpan> matches;
-    matches.clear();
-    word_character_.find_all(character, matches);
-    return !matches.empty();
-  }
-  bool word_character_before(std::string_view text, std::size_t begin) const {
-    if (begin == 0) return false;
-    const std::size_t previous = previous_character(text, begin);
-    return word_character(text.substr(previous, begin - previous));
-  }
-  bool word_character_after(std::string_view text, std::size_t end) const {
-    if (end == text.size()) return false;
-    return word_character(text.substr(end, text_detail::valid_sequence_length(text, end)));
-  }
-  static utf8proc_uint8_t* scratch_utf8() {
-    thread_local utf8proc_uint8_t bytes[4];
-    return bytes;
-  }
-
-  std::vector<const AddedToken*> tokens_;  // longest first
-  std::bitset<256> first_bytes_;
-  SplitRegex word_character_;
-};
 
 // A part of the pre-tokenized text. `origin` is where its first byte lies in the text that
 // pre-tokenization began with, unless `prefixed`: then its first byte is the space that
@@ -654,9 +563,10 @@ class HfBpeTokenizer final : public TextTokenizer {
   // Added tokens, matched before normalization (normalized=false) or after it.
   std::deque<AddedToken> added_tokens_;
   std::unordered_map<TokenId, const AddedToken*> added_by_id_;
+  std::unordered_map<std::string_view, const AddedToken*> added_by_content_;
   std::optional<TokenId> largest_added_;
-  AddedTokenMatcher raw_matcher_;
-  AddedTokenMatcher normalized_matcher_;
+  AddedTokenMatcher raw_matcher_{{}};
+  AddedTokenMatcher normalized_matcher_{{}};
   // The post-processor, reduced to the ids around a single sequence.
   std::vector<TokenId> prefix_ids_;
   std::vector<TokenId> suffix_ids_;
@@ -728,11 +638,22 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
   const json& vocab = require_member(model, "vocab", path);
   require_object(vocab, "model.vocab");
+  if (vocab.size() > text_detail::kMaxVocabularyEntries)
+    fail("model.vocab", "has " + std::to_string(vocab.size()) +
+                            " entries, more than the limit of " +
+                            std::to_string(text_detail::kMaxVocabularyEntries));
+  const std::uint64_t id_bound = text_detail::token_id_bound(vocab.size());
   const ByteLevelAlphabet& alphabet = byte_level_alphabet();
   id_of_piece_.reserve(vocab.size());
   for (const auto& [piece, id_json] : vocab.items()) {
     const std::string id_path = "model.vocab[" + json(piece).dump() + "]";
     const TokenId id = id_value(id_json, id_path);
+    // The tables below are indexed by id.
+    if (id >= id_bound)
+      fail(id_path,
+           "id " + std::to_string(id) + " is far beyond the vocabulary's " +
+               std::to_string(vocab.size()) + " entries (ids must be below 2 x entries + " +
+               std::to_string(text_detail::kTokenIdSlack) + " = " + std::to_string(id_bound) + ")");
     if (id >= pieces_.size()) pieces_.resize(std::size_t{id} + 1);
     if (!pieces_[id].empty()) fail(id_path, "id " + std::to_string(id) + " is used twice");
     pieces_[id] = piece;
@@ -750,6 +671,10 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
   const json& merges = require_member(model, "merges", path);
   if (!merges.is_array()) fail("model.merges", "must be an array");
+  if (merges.size() > text_detail::kMaxMerges)
+    fail("model.merges", "has " + std::to_string(merges.size()) +
+                             " entries, more than the limit of " +
+                             std::to_string(text_detail::kMaxMerges));
   merges_.reserve(merges.size());
   const auto id_of = [&](const std::string& piece, const std::string& merge_path) {
     const auto found = id_of_piece_.find(piece);
@@ -784,6 +709,10 @@ void HfBpeTokenizer::parse_model(const json& model) {
 
 void HfBpeTokenizer::parse_added_tokens(const json& list) {
   if (!list.is_array()) fail("added_tokens", "must be an array");
+  if (list.size() > text_detail::kMaxAddedTokens)
+    fail("added_tokens", "has " + std::to_string(list.size()) +
+                             " entries, more than the limit of " +
+                             std::to_string(text_detail::kMaxAddedTokens));
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string path = index_path("added_tokens", i);
     const json& entry = list[i];
@@ -804,9 +733,8 @@ void HfBpeTokenizer::parse_added_tokens(const json& list) {
       fail(member_path(path, "id"), "is model.vocab's id of '" + pieces_[token.id] + "'");
     if (added_by_id_.contains(token.id))
       fail(member_path(path, "id"), std::to_string(token.id) + " is added twice");
-    for (const AddedToken& earlier : added_tokens_)
-      if (earlier.content == token.content)
-        fail(member_path(path, "content"), "'" + token.content + "' is added twice");
+    if (added_by_content_.contains(token.content))
+      fail(member_path(path, "content"), "'" + token.content + "' is added twice");
     // The Hugging Face library does not take these ids from the file: it gives a token its
     // vocabulary id, or else the next id after the vocabulary and the tokens added before it.
     // A file whose ids differ from those would be read differently there, so it is refused.
@@ -827,8 +755,13 @@ void HfBpeTokenizer::parse_added_tokens(const json& list) {
     }
     const AddedToken& stored = added_tokens_.emplace_back(std::move(token));
     added_by_id_.emplace(stored.id, &stored);
-    (stored.normalized ? normalized_matcher_ : raw_matcher_).add(stored);
+    added_by_content_.emplace(stored.content, &stored);
   }
+  std::vector<const AddedToken*> raw, normalized;
+  for (const AddedToken& token : added_tokens_)
+    (token.normalized ? normalized : raw).push_back(&token);
+  raw_matcher_ = AddedTokenMatcher(raw);
+  normalized_matcher_ = AddedTokenMatcher(normalized);
 }
 
 void HfBpeTokenizer::parse_post_processor(const json& node, const std::string& path) {
@@ -1073,8 +1006,8 @@ std::string HfBpeTokenizer::decode(std::span<const TokenId> ids, bool skip_speci
 }
 
 std::optional<TokenId> HfBpeTokenizer::token_to_id(std::string_view token) const {
-  for (const AddedToken& added : added_tokens_)
-    if (added.content == token) return added.id;
+  if (const auto added = added_by_content_.find(token); added != added_by_content_.end())
+    return added->second->id;
   const auto found = id_of_piece_.find(token);
   if (found == id_of_piece_.end()) return std::nullopt;
   return found->second;
@@ -1091,6 +1024,11 @@ std::optional<std::string> HfBpeTokenizer::id_to_token(TokenId id) const {
 
 std::unique_ptr<TextTokenizer> parse_hf_tokenizer(std::string_view text,
                                                   const std::filesystem::path& origin) {
+  if (nests_deeper_than(text, text_detail::kMaxTokenizerJsonDepth))
+    throw TokenizerModelError(
+        origin, "nests arrays and objects deeper than " +
+                    std::to_string(text_detail::kMaxTokenizerJsonDepth) +
+                    " levels, beyond any real tokenizer.json (a Sequence within a Sequence...)");
   json root;
   try {
     root = json::parse(text);

@@ -3,7 +3,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace odbatch::text_detail {
@@ -48,21 +50,56 @@ struct MatchContextDeleter {
 };
 
 // Per-thread match state: matching is const and concurrent, and these are reused across calls.
-// The JIT stack grows to 8 MiB so long runs of one class never fail for lack of stack.
+// The JIT stack grows to kJitStackBytes so long runs of one class never fail for lack of stack.
 struct ThreadMatchState {
   std::unique_ptr<pcre2_match_data, MatchDataDeleter> data{pcre2_match_data_create(1, nullptr)};
   std::unique_ptr<pcre2_jit_stack, JitStackDeleter> stack{
-      pcre2_jit_stack_create(64 * 1024, 8 * 1024 * 1024, nullptr)};
+      pcre2_jit_stack_create(64 * 1024, kJitStackBytes, nullptr)};
   std::unique_ptr<pcre2_match_context, MatchContextDeleter> context{
       pcre2_match_context_create(nullptr)};
 
   ThreadMatchState() {
     if (!data || !stack || !context) throw std::bad_alloc();
     pcre2_jit_stack_assign(context.get(), nullptr, stack.get());
+    pcre2_set_depth_limit(context.get(), kMatchDepthLimit);
+    pcre2_set_heap_limit(context.get(), kMatchHeapLimitKib);
   }
 };
 
+std::string quoted_pattern(const std::string& pattern) {
+  if (pattern.size() <= kPatternQuoteBytes) return "'" + pattern + "'";
+  // Cut at a character boundary.
+  std::size_t cut = kPatternQuoteBytes;
+  while (cut > 0 && (static_cast<unsigned char>(pattern[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + pattern.substr(0, cut) + "...' (" + std::to_string(pattern.size()) + " bytes)";
+}
+
+// What the limit a failed match hit was, or PCRE2's own words for another failure.
+std::string match_failure(int rc, std::uint32_t step_limit) {
+  switch (rc) {
+    case PCRE2_ERROR_MATCHLIMIT:
+      return "the match limit of " + std::to_string(step_limit) + " steps (" +
+             std::to_string(kMatchStepsBase) + " + " + std::to_string(kMatchStepsPerByte) +
+             " per byte of text)";
+    case PCRE2_ERROR_DEPTHLIMIT:
+      return "the depth limit of " + std::to_string(kMatchDepthLimit);
+    case PCRE2_ERROR_HEAPLIMIT:
+      return "the heap limit of " + std::to_string(kMatchHeapLimitKib) + " KiB";
+    case PCRE2_ERROR_JIT_STACKLIMIT:
+      return "the JIT stack limit of " + std::to_string(kJitStackBytes) + " bytes";
+    default:
+      PCRE2_UCHAR message[256];
+      pcre2_get_error_message(rc, message, sizeof message);
+      return "an error (PCRE2: " + std::string(reinterpret_cast<const char*>(message)) + ")";
+  }
+}
+
 }  // namespace
+
+std::uint32_t match_step_limit(std::size_t bytes) {
+  const std::uint64_t limit = kMatchStepsBase + kMatchStepsPerByte * std::uint64_t{bytes};
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(limit, UINT32_MAX));
+}
 
 struct SplitRegex::Compiled {
   pcre2_code* code = nullptr;
@@ -94,18 +131,18 @@ SplitRegex::~SplitRegex() = default;
 void SplitRegex::find_all(std::string_view text, std::vector<MatchSpan>& matches) const {
   thread_local ThreadMatchState state;
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  const std::uint32_t step_limit = match_step_limit(text.size());
+  pcre2_set_match_limit(state.context.get(), step_limit);
   std::size_t start = 0;
   while (start <= text.size()) {
     // The text was validated as UTF-8 once by the caller; PCRE2 need not check it per call.
     const int rc = pcre2_match(compiled_->code, subject, text.size(), start, PCRE2_NO_UTF_CHECK,
                                state.data.get(), state.context.get());
     if (rc == PCRE2_ERROR_NOMATCH) return;
-    if (rc < 0) {
-      PCRE2_UCHAR message[256];
-      pcre2_get_error_message(rc, message, sizeof message);
-      throw std::runtime_error("regex match failed (PCRE2: " +
-                               std::string(reinterpret_cast<const char*>(message)) + ")");
-    }
+    if (rc < 0)
+      throw RegexMatchError("the pattern " + quoted_pattern(pattern_) + " hit " +
+                            match_failure(rc, step_limit) + " on a text of " +
+                            std::to_string(text.size()) + " bytes");
     const PCRE2_SIZE* offsets = pcre2_get_ovector_pointer(state.data.get());
     matches.push_back({offsets[0], offsets[1]});
     if (offsets[1] > offsets[0]) {

@@ -2,12 +2,37 @@
 // A compiled pre-tokenizer regex (PCRE2, UTF and Unicode properties, JIT-compiled), matched the
 // way the reference tokenizers split text: leftmost matches, left to right, never overlapping.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace odbatch::text_detail {
+
+// Matching a text hit one of the limits below, or failed otherwise: the text is refused, not the
+// tokenizer (an std::invalid_argument, as for any text that cannot be encoded). The message
+// names the pattern, cut to kPatternQuoteBytes, and the limit.
+class RegexMatchError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// PCRE2's limits on one match call, so that a pattern with catastrophic backtracking costs one
+// refused text, not minutes. The match limit (which JIT-compiled matching counts too) grows with
+// the text, as a pattern's honest work does; real pre-tokenizer patterns use a few steps per byte.
+// The depth and heap limits bound the interpreter, used when JIT is unavailable; JIT matching
+// is bounded by its stack instead (kJitStackBytes).
+inline constexpr std::uint64_t kMatchStepsBase = 10'000'000;
+inline constexpr std::uint64_t kMatchStepsPerByte = 16;
+inline constexpr std::uint32_t kMatchDepthLimit = 1'000'000;
+inline constexpr std::uint32_t kMatchHeapLimitKib = 64 * 1024;
+inline constexpr std::size_t kJitStackBytes = 8 * 1024 * 1024;
+inline constexpr std::size_t kPatternQuoteBytes = 80;
+
+// The match limit for a text of `bytes` bytes.
+std::uint32_t match_step_limit(std::size_t bytes);
 
 struct MatchSpan {
   std::size_t begin = 0;
@@ -25,7 +50,8 @@ class SplitRegex {
   ~SplitRegex();
 
   // Appends the matches in `text` to `matches` (byte offsets into `text`); lookaround sees only
-  // `text`. After an empty match the search resumes one character further.
+  // `text`. After an empty match the search resumes one character further. Throws
+  // RegexMatchError when a match call hits a limit above.
   void find_all(std::string_view text, std::vector<MatchSpan>& matches) const;
 
   const std::string& pattern() const { return pattern_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bitset>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +14,7 @@
 #include "bpe_merge.hpp"
 #include "odbatch/text/chat_tokenizer.hpp"
 #include "split_regex.hpp"
+#include "tokenizer_file_limits.hpp"
 #include "utf8_text.hpp"
 #include "word_cache.hpp"
 
@@ -60,7 +62,8 @@ std::optional<std::string> decode_base64(std::string_view text) {
 
 class TiktokenTokenizer final : public TextTokenizer {
  public:
-  TiktokenTokenizer(const std::filesystem::path& ranks_file, TiktokenOptions options);
+  TiktokenTokenizer(std::string_view text, const std::filesystem::path& ranks_file,
+                    TiktokenOptions options);
 
   void encode_tokens(std::string_view text, const TextEncodeOptions& options,
                      std::vector<TokenId>& ids, std::vector<TokenOffsets>* offsets) const override;
@@ -98,15 +101,23 @@ text_detail::SplitRegex compile_pattern(const std::filesystem::path& ranks_file,
   }
 }
 
-TiktokenTokenizer::TiktokenTokenizer(const std::filesystem::path& ranks_file,
+TiktokenTokenizer::TiktokenTokenizer(std::string_view text, const std::filesystem::path& ranks_file,
                                      TiktokenOptions options)
     : split_(compile_pattern(ranks_file, options.pattern)) {
-  const std::string text = read_tokenizer_model_file(ranks_file);
+  // Ranks index bytes_of_id_, so each must be near the number of lines (an upper bound on the
+  // entries, known before any is read).
+  const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n') +
+                                                (!text.empty() && text.back() != '\n'));
+  if (lines > text_detail::kMaxVocabularyEntries)
+    throw TokenizerModelError(ranks_file, "has " + std::to_string(lines) +
+                                              " lines, more than the limit of " +
+                                              std::to_string(text_detail::kMaxVocabularyEntries));
+  const std::uint64_t rank_bound = text_detail::token_id_bound(lines);
   std::size_t line_number = 0;
   for (std::size_t begin = 0; begin < text.size();) {
     std::size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + begin, end - begin);
+    const std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
     ++line_number;
     if (line.empty()) continue;
@@ -124,6 +135,11 @@ TiktokenTokenizer::TiktokenTokenizer(const std::filesystem::path& ranks_file,
                      [](char c) { return c >= '0' && c <= '9'; }))
       throw problem("the rank must be a decimal number below 10^9");
     for (const char digit : rank_text) rank = rank * 10 + static_cast<TokenId>(digit - '0');
+    if (rank >= rank_bound)
+      throw problem("rank " + std::to_string(rank) + " is far beyond the file's " +
+                    std::to_string(lines) + " lines (ranks must be below 2 x lines + " +
+                    std::to_string(text_detail::kTokenIdSlack) + " = " +
+                    std::to_string(rank_bound) + ")");
     if (rank >= bytes_of_id_.size()) bytes_of_id_.resize(std::size_t{rank} + 1);
     if (bytes_of_id_[rank]) throw problem("rank " + std::to_string(rank) + " is used twice");
     if (!rank_of_bytes_.emplace(*bytes, rank).second) throw problem("the token is listed twice");
@@ -271,9 +287,15 @@ std::string_view tiktoken_pattern_preset(std::string_view name) {
                                    "' (known: cl100k_base, o200k_base, llama3)");
 }
 
+std::unique_ptr<TextTokenizer> parse_tiktoken(std::string_view text,
+                                              const std::filesystem::path& origin,
+                                              TiktokenOptions options) {
+  return std::make_unique<TiktokenTokenizer>(text, origin, std::move(options));
+}
+
 std::unique_ptr<TextTokenizer> load_tiktoken(const std::filesystem::path& ranks_file,
                                              TiktokenOptions options) {
-  return std::make_unique<TiktokenTokenizer>(ranks_file, std::move(options));
+  return parse_tiktoken(read_tokenizer_model_file(ranks_file), ranks_file, std::move(options));
 }
 
 }  // namespace odbatch

@@ -33,5 +33,9 @@ std::string_view tiktoken_pattern_preset(std::string_view name);
 // Throws TokenizerModelError naming the file and line, or the option, that is wrong.
 std::unique_ptr<TextTokenizer> load_tiktoken(const std::filesystem::path& ranks_file,
                                              TiktokenOptions options);
+// The same from the file's text; `origin` names it in errors.
+std::unique_ptr<TextTokenizer> parse_tiktoken(std::string_view text,
+                                              const std::filesystem::path& origin,
+                                              TiktokenOptions options);
 
 }  // namespace odbatch
