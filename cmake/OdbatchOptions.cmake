@@ -5,7 +5,6 @@ set(ODBATCH_SANITIZE "" CACHE STRING "Sanitizers to build with, e.g. address,und
 set(ODBATCH_WITH_CUDA "AUTO" CACHE STRING "Build CUDA/NCCL parts: ON, OFF or AUTO (on where nvcc exists)")
 set_property(CACHE ODBATCH_WITH_CUDA PROPERTY STRINGS ON OFF AUTO)
 option(ODBATCH_CCACHE "Compile through ccache where it is installed" ON)
-option(ODBATCH_LLD "Link with lld where it is installed" ON)
 
 # Faster builds that build the same thing. ccache keeps its cache outside the clone
 # (~/.cache/ccache), so fresh clones and every build dir of this machine share it; paths under
@@ -15,11 +14,6 @@ if(ODBATCH_CCACHE AND ODBATCH_CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER
   set(CMAKE_C_COMPILER_LAUNCHER ${CMAKE_COMMAND} -E env CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}
     ${ODBATCH_CCACHE_PROGRAM})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${CMAKE_C_COMPILER_LAUNCHER})
-endif()
-# The test suite is dozens of executables: lld links them several times faster than GNU ld.
-find_program(ODBATCH_LLD_PROGRAM ld.lld)
-if(ODBATCH_LLD AND ODBATCH_LLD_PROGRAM)
-  add_link_options($<$<LINK_LANGUAGE:CXX>:-fuse-ld=lld>)
 endif()
 
 # Applied to every odbatch target (never to imported ones).

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ pkgconf ccache lld
+  cmake ninja-build g++ pkgconf ccache
   libcaf-dev libboost-dev libgloo-dev
   libturbojpeg0-dev libjpeg62-turbo-dev
   libsentencepiece-dev sentencepiece

@@ -87,6 +87,11 @@ Outcome tokenizer_json(Input input);
 // tokenizer_json.
 Outcome tiktoken_ranks(Input input);
 
+// A shard list file (`@list` in source.files) over a directory of a few shards:
+// expand_dataset_paths returns existing files, none twice, or throws DatasetError saying which
+// list, file or pattern; brace ranges are bounded before any name is made.
+Outcome shard_list(Input input);
+
 struct Target {
   std::string_view name;  // the fuzzer's name: tests/fuzz/<name>_fuzz.cpp
   Outcome (*entry)(Input);

@@ -687,6 +687,22 @@ std::vector<Seed> jinja_seeds(const fs::path& source_dir) {
   return seeds;
 }
 
+// Shard lists over the target's scratch shards (shard-000.tar ... shard-003.tar, a.jsonl,
+// sub/b.jsonl), and ranges the expansion refuses before making a name.
+std::vector<Seed> shard_list_seeds() {
+  return {
+      {"braces.txt", text_bytes("# the shards\nshard-{000..003}.tar\n")},
+      {"globs.txt", text_bytes("shard-00[0-1].tar\n*.jsonl\n  sub/*.jsonl  \n")},
+      {"alternatives.txt", text_bytes("shard-00{0,2}.tar\r\nhttp://127.0.0.1:1/x.tar\n")},
+      {"twice.txt", text_bytes("a.jsonl\n./a.jsonl\n")},
+      {"missing.txt", text_bytes("shard-{004..009}.tar\n")},
+      {"huge-range.txt", text_bytes("shard-{0..99999999999}.tar\n")},
+      {"whole-range.txt",
+       text_bytes("shard-{-9223372036854775808..9223372036854775807}.tar\n")},
+      {"empty.txt", text_bytes("\n# nothing\n")},
+  };
+}
+
 // Small tokenizer.json files: plain, with added tokens and a post-processor, with normalizers,
 // and the hostile ones the loader refuses or whose pattern hits its limit.
 std::vector<Seed> tokenizer_json_seeds() {
@@ -748,6 +764,7 @@ std::vector<Seed> seeds_for(std::string_view target, const fs::path& source_dir)
   if (target == "image_resize") return resize_seeds();
   if (target == "pipeline_toml") return toml_seeds(source_dir);
   if (target == "jinja_template") return jinja_seeds(source_dir);
+  if (target == "shard_list") return shard_list_seeds();
   if (target == "tokenizer_json") return tokenizer_json_seeds();
   if (target == "tiktoken_ranks") return tiktoken_seeds();
   throw std::runtime_error("no seeds for an unknown fuzz target '" + std::string(target) + "'");

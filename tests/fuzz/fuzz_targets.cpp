@@ -5,7 +5,7 @@
 namespace odbatch::fuzz {
 
 std::span<const Target> targets() {
-  static constexpr std::array<Target, 14> kTargets{{
+  static constexpr std::array<Target, 15> kTargets{{
       {"proposal_frame", proposal_frame},
       {"checkpoint_file", checkpoint_file},
       {"store_frames", store_frames},
@@ -20,6 +20,7 @@ std::span<const Target> targets() {
       {"jinja_template", jinja_template},
       {"tokenizer_json", tokenizer_json},
       {"tiktoken_ranks", tiktoken_ranks},
+      {"shard_list", shard_list},
   }};
   return kTargets;
 }
