@@ -116,7 +116,6 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   std::string fixture##_absent;                                                      \
   const auto fixture##_found = ::odbatch::test::HttpFixture::find(fixture##_absent); \
   if (!fixture##_found) {                                                            \
-    MESSAGE("skipped: " << fixture##_absent);                                        \
-    return;                                                                          \
+    ODBATCH_SKIP_TEST("nginx", fixture##_absent);                                    \
   }                                                                                  \
   const ::odbatch::test::HttpFixture& fixture = *fixture##_found
