@@ -697,8 +697,7 @@ std::vector<Seed> shard_list_seeds() {
       {"twice.txt", text_bytes("a.jsonl\n./a.jsonl\n")},
       {"missing.txt", text_bytes("shard-{004..009}.tar\n")},
       {"huge-range.txt", text_bytes("shard-{0..99999999999}.tar\n")},
-      {"whole-range.txt",
-       text_bytes("shard-{-9223372036854775808..9223372036854775807}.tar\n")},
+      {"whole-range.txt", text_bytes("shard-{-9223372036854775808..9223372036854775807}.tar\n")},
       {"empty.txt", text_bytes("\n# nothing\n")},
   };
 }

@@ -29,9 +29,8 @@ class ScratchShards {
       : dir_(std::filesystem::temp_directory_path() /
              ("odbatch-fuzz-list-" + std::to_string(::getpid()))) {
     std::filesystem::create_directories(dir_ / "sub");
-    for (const char* name :
-         {"shard-000.tar", "shard-001.tar", "shard-002.tar", "shard-003.tar", "a.jsonl",
-          "sub/b.jsonl"})
+    for (const char* name : {"shard-000.tar", "shard-001.tar", "shard-002.tar", "shard-003.tar",
+                             "a.jsonl", "sub/b.jsonl"})
       std::ofstream(dir_ / name) << "{}\n";
   }
   ~ScratchShards() {

@@ -3,12 +3,15 @@
 // and without offsets, into ids that decode; a text may be refused only with
 // std::invalid_argument (a pattern's match limit), as the chat tokenizer rejects a record.
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuzz_contract.hpp"
+#include "fuzz_entries.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 #include "odbatch/text/text_tokenizer.hpp"
 
 namespace odbatch::fuzz {
@@ -32,6 +35,25 @@ inline void check_short_text_encodes(const TextTokenizer& tokenizer, std::string
   } catch (const std::exception& e) {
     contract_broken(target, std::string("a short text encodes and decodes, but: ") + e.what());
   }
+}
+
+// A tokenizer file's promises: `load` returns a tokenizer, which then encodes a short text, or
+// throws TokenizerModelError naming the file `origin`, never another exception.
+template <typename Load>
+Outcome check_tokenizer_file(Load load, std::string_view origin, std::string_view target) {
+  std::unique_ptr<TextTokenizer> tokenizer;
+  try {
+    tokenizer = load();
+  } catch (const TokenizerModelError& e) {
+    expect(std::string_view(e.what()).starts_with("tokenizer.model: " + std::string(origin)),
+           target, "a load error names the file");
+    return Outcome::rejected;
+  } catch (const std::exception& e) {
+    contract_broken(target,
+                    std::string("loading throws only TokenizerModelError, not: ") + e.what());
+  }
+  check_short_text_encodes(*tokenizer, target);
+  return Outcome::accepted;
 }
 
 }  // namespace odbatch::fuzz

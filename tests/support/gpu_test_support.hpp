@@ -17,7 +17,7 @@ inline int visible_gpus() {
 
 // Skips the current test case unless CUDA sees at least `count` GPUs (the need "gpu" for one,
 // "gpus" for more).
-#define ODBATCH_REQUIRE_GPUS(count)                                                  \
-  if (::odbatch::test::visible_gpus() < (count))                                     \
-  ODBATCH_SKIP_TEST((count) > 1 ? "gpus" : "gpu",                                    \
-                    "needs " << (count) << " GPU(s); CUDA sees " << ::odbatch::test::visible_gpus())
+#define ODBATCH_REQUIRE_GPUS(count)                                                            \
+  if (::odbatch::test::visible_gpus() < (count))                                               \
+  ODBATCH_SKIP_TEST((count) > 1 ? "gpus" : "gpu", "needs " << (count) << " GPU(s); CUDA sees " \
+                                                           << ::odbatch::test::visible_gpus())

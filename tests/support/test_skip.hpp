@@ -35,10 +35,10 @@ inline void report_skip(std::string_view need, const std::string& why) {
 
 // Skips the current test case for want of `need` ("nginx", "openssl", "dataset", "root", "gpu"),
 // `why` streamed as in MESSAGE; fails it where the need is required.
-#define ODBATCH_SKIP_TEST(need, why)                         \
-  do {                                                       \
-    std::ostringstream odbatch_skip_why;                     \
-    odbatch_skip_why << why;                                 \
+#define ODBATCH_SKIP_TEST(need, why)                            \
+  do {                                                          \
+    std::ostringstream odbatch_skip_why;                        \
+    odbatch_skip_why << why;                                    \
     ::odbatch::test::report_skip(need, odbatch_skip_why.str()); \
-    return;                                                  \
+    return;                                                     \
   } while (false)

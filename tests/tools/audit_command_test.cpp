@@ -188,7 +188,8 @@ TEST_CASE("a ledger of a real pipeline run passes the audit against its config")
   const fs::path records = data / "dirty" / "dirty.jsonl";
   const fs::path model = data / "tokenizer" / "odbatch-unigram-8k.model";
   if (!fs::exists(records) || !fs::exists(model) || !fs::exists(data / "sft" / "mixed.jsonl")) {
-    ODBATCH_SKIP_TEST("dataset", data.string() << " is not built (tools/prepare-data.sh builds it)");
+    ODBATCH_SKIP_TEST("dataset", data.string()
+                                     << " is not built (tools/prepare-data.sh builds it)");
   }
   // The example pipeline over the dataset's dirty subset: good and bad records (corrupt and
   // missing images, malformed records), so the ledger holds rejections as well as steps.

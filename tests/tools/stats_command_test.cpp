@@ -26,7 +26,8 @@ bool data_built() {
   if (fs::exists(kData / "dirty" / "dirty.jsonl") && fs::exists(kModel) &&
       fs::exists(kData / "sft" / "mixed.jsonl"))
     return true;
-  ::odbatch::test::report_skip("dataset", kData.string() + " is not built (tools/prepare-data.sh builds it)");
+  ::odbatch::test::report_skip("dataset",
+                               kData.string() + " is not built (tools/prepare-data.sh builds it)");
   return false;
 }
 

@@ -29,7 +29,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-
 struct BatchShape {
   BatchLayout layout = BatchLayout::padded;
   std::uint32_t rows = 4;

@@ -64,6 +64,14 @@ void read_every_block(const ByteSource& source) {
   }
 }
 
+// Reads every block of `url` once through a source of its own, which leaves them in
+// options.cache_dir when it is gone.
+void fill_disk_cache(const std::string& url, const RemoteSourceOptions& options) {
+  const HttpByteSource cold(url, options);
+  read_every_block(cold);
+  CHECK(cold.counters().cache_misses == kBlocks);
+}
+
 std::uint64_t bytes_of_files_in(const std::filesystem::path& directory) {
   std::uint64_t bytes = 0;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
@@ -219,11 +227,7 @@ TEST_CASE("http: a warm disk cache serves a later source without requests") {
   const test::ScratchDirectory scratch;
   RemoteSourceOptions options = small_blocks(100 * kBlock);
   options.cache_dir = scratch.path() / "cache";
-  {
-    const HttpByteSource cold(fixture.nginx_url("files", name), options);
-    read_every_block(cold);
-    CHECK(cold.counters().cache_misses == kBlocks);
-  }
+  fill_disk_cache(fixture.nginx_url("files", name), options);
   // A new cache (the first one is gone with its only source) finds the blocks on disk.
   const HttpByteSource warm(fixture.nginx_url("files", name), options);
   CHECK(read_range(warm, 0, kFileSize) == bytes);
@@ -342,10 +346,7 @@ TEST_CASE("http: a cached block edited on disk fails its checksum and is fetched
   const test::ScratchDirectory scratch;
   RemoteSourceOptions options = small_blocks(100 * kBlock);
   options.cache_dir = scratch.path() / "cache";
-  {
-    const HttpByteSource cold(fixture.nginx_url("files", name), options);
-    read_every_block(cold);
-  }
+  fill_disk_cache(fixture.nginx_url("files", name), options);
   // One block file changed in place, its size kept.
   std::vector<std::filesystem::path> blocks;
   for (const auto& entry : std::filesystem::directory_iterator(options.cache_dir))

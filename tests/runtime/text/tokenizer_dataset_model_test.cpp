@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "odbatch/text/chat_tokenizer.hpp"
-#include "tokenizer_test_support.hpp"
 #include "test_skip.hpp"
+#include "tokenizer_test_support.hpp"
 
 namespace odbatch::test {
 namespace {

@@ -51,6 +51,20 @@ std::string fifo_error(const ScratchDirectory& dir, const std::filesystem::path&
   return error;
 }
 
+// A sparse file of `bytes` bytes at `path`: none is written, and none is read.
+void make_sparse_file(const std::filesystem::path& path, std::uintmax_t bytes) {
+  { std::ofstream create(path); }
+  std::filesystem::resize_file(path, bytes);
+}
+
+// The index of one dataset file of one record in `dir`, for checkpoint_settings.
+DatasetIndex one_record_index(const ScratchDirectory& dir) {
+  const auto data = dir.path() / "data.jsonl";
+  std::ofstream(data) << "{}\n";
+  const std::string files[] = {data.string()};
+  return DatasetIndex::build(files);
+}
+
 }  // namespace
 
 TEST_CASE("a FIFO as the model is refused at once, not waited on") {
@@ -62,10 +76,7 @@ TEST_CASE("a FIFO as the model is refused at once, not waited on") {
 
 TEST_CASE("the checkpoint's fingerprint of the model refuses a FIFO too") {
   const ScratchDirectory dir;
-  const auto data = dir.path() / "data.jsonl";
-  std::ofstream(data) << "{}\n";
-  const std::string files[] = {data.string()};
-  const auto index = DatasetIndex::build(files);
+  const auto index = one_record_index(dir);
   PipelineConfig config;
   config.tokenizer.model = dir.path() / "model.fifo";
   CHECK(fifo_error(dir, config.tokenizer.model, [&] { checkpoint_settings(config, index); }) ==
@@ -86,9 +97,7 @@ TEST_CASE("a directory or a device as the model is an error naming the path") {
 TEST_CASE("a file too large for a model is refused before it is read") {
   const ScratchDirectory dir;
   const auto huge = dir.path() / "huge.model";
-  { std::ofstream create(huge); }
-  // Sparse: no byte is written, and none is read.
-  std::filesystem::resize_file(huge, kMaxTokenizerModelBytes + 1);
+  make_sparse_file(huge, kMaxTokenizerModelBytes + 1);
   CHECK(model_error(huge) == "tokenizer.model: " + huge.string() + ": larger than the limit of " +
                                  std::to_string(kMaxTokenizerModelBytes) + " bytes");
 }
@@ -129,18 +138,14 @@ TEST_CASE("a template file that is not a regular file is refused at once, naming
         "template_file: " + (dir.path() / "dir.jinja").string() +
             ": not a regular file (a directory)");
   const auto huge = dir.path() / "huge.jinja";
-  { std::ofstream create(huge); }
-  std::filesystem::resize_file(huge, kMaxTemplateFileBytes + 1);
+  make_sparse_file(huge, kMaxTemplateFileBytes + 1);
   CHECK(template_error(huge) == "template_file: " + huge.string() + ": larger than the limit of " +
                                     std::to_string(kMaxTemplateFileBytes) + " bytes");
 }
 
 TEST_CASE("the checkpoint's fingerprint of a template file names the setting that gave it") {
   const ScratchDirectory dir;
-  const auto data = dir.path() / "data.jsonl";
-  std::ofstream(data) << "{}\n";
-  const std::string files[] = {data.string()};
-  const auto index = DatasetIndex::build(files);
+  const auto index = one_record_index(dir);
   PipelineConfig config;
   config.tokenizer.model = model_path(kChatModel);
   config.tokenizer.options.chat_template = ChatTemplate::jinja;
