@@ -65,7 +65,7 @@ void seal(std::string& tar, std::size_t header) {
 void claim_size(std::string& tar, std::size_t header, std::uint64_t size) {
   tar[header + kSizeField] = static_cast<char>(0x80);
   for (std::size_t i = 0; i < 11; ++i)
-    tar[header + kSizeField + 11 - i] = static_cast<char>((size >> (8 * i)) & 0xff);
+    tar[header + kSizeField + 11 - i] = static_cast<char>(i < 8 ? (size >> (8 * i)) & 0xff : 0);
   seal(tar, header);
 }
 
