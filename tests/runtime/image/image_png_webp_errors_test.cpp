@@ -257,7 +257,7 @@ Bytes tiny_animation(std::uint32_t width, std::uint32_t height, std::uint32_t x,
   }
   Bytes riff;
   append_chunk(riff, "RIFF", body);
-  riff.resize(riff.size() - body.size() % 2);  // RIFF's size covers the body, unpadded
+  if (body.size() % 2 == 1) riff.pop_back();  // RIFF's size covers the body, unpadded
   return riff;
 }
 
