@@ -18,7 +18,7 @@ packages=(
   python3-jinja2
   libpng-dev libwebp-dev
   libarchive-dev
-  libcurl4-openssl-dev nginx-light
+  libcurl4-openssl-dev nginx-light openssl
   libgraphviz-dev
   python3-build patchelf
 )
