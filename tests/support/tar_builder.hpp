@@ -4,6 +4,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <cstdio>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +56,21 @@ inline std::string tar_bytes(const std::vector<TarEntry>& entries,
   archive_write_close(a);
   archive_write_free(a);
   return std::string(buffer.data(), used);
+}
+
+// Writes the checksum of the header block at `header` again, after a test changed a field: the
+// octal sum of its bytes with the checksum field read as spaces, as tar writes it.
+inline void seal_tar_header(std::string& tar, std::size_t header) {
+  constexpr std::size_t kBlock = 512;
+  constexpr std::size_t kChecksumField = 148;
+  unsigned sum = 0;
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    const bool in_checksum = i >= kChecksumField && i < kChecksumField + 8;
+    sum += in_checksum ? ' ' : static_cast<unsigned char>(tar[header + i]);
+  }
+  char field[8];
+  std::snprintf(field, sizeof field, "%06o", sum);
+  tar.replace(header + kChecksumField, 8, std::string(field, 6) + '\0' + ' ');
 }
 
 }  // namespace odbatch::test

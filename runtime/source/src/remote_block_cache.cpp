@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "odbatch/core/stable_hash.hpp"
 #include "odbatch/log/logger.hpp"
 #include "odbatch/source/dataset_error.hpp"
+#include "stored_checksum.hpp"
 
 namespace odbatch {
 namespace {
@@ -21,14 +21,11 @@ namespace {
 constexpr std::string_view kBlockSuffix = ".blk";
 // A block file is the block's bytes, their checksum (8 bytes, little-endian) and this tag.
 constexpr std::string_view kTrailerTag = "odbblk01";
-constexpr std::uint64_t kTrailerBytes = 8 + kTrailerTag.size();
+constexpr std::uint64_t kTrailerBytes = kStoredChecksumBytes + kTrailerTag.size();
 constexpr std::uint64_t kChecksumDomain = 0x626c6f636b73756dULL;  // "blocksum"
 
 std::string trailer_of(std::string_view bytes) {
-  std::uint64_t checksum = StableHasher(kChecksumDomain).add(bytes).digest();
-  std::string trailer;
-  for (int i = 0; i < 8; ++i, checksum >>= 8) trailer.push_back(static_cast<char>(checksum & 0xff));
-  return trailer + std::string(kTrailerTag);
+  return stored_checksum(kChecksumDomain, bytes) + std::string(kTrailerTag);
 }
 
 // Reads exactly `length` bytes at `offset` of the file at `path`; false when it is gone or short

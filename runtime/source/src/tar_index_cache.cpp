@@ -13,6 +13,7 @@
 #include "odbatch/source/byte_source.hpp"
 #include "odbatch/source/dataset_error.hpp"
 #include "odbatch/source/regular_file.hpp"
+#include "stored_checksum.hpp"
 
 namespace odbatch {
 namespace {
@@ -21,7 +22,6 @@ constexpr std::string_view kMagic = "odbatch tar index 3\n";
 // A cache file ends with a checksum of what precedes it (8 bytes, little-endian), so that one
 // edited or damaged on disk is indexed again rather than trusted.
 constexpr std::uint64_t kChecksumDomain = 0x74617273756dULL;  // "tarsum"
-constexpr std::uint64_t kChecksumBytes = 8;
 // The largest cache file read: far above any shard's index, and a FIFO or device is refused.
 constexpr std::uint64_t kMaxCacheFileBytes = std::uint64_t{1} << 30;
 constexpr std::uint64_t kNameHashDomain = 0x746172696478ULL;  // "taridx"
@@ -34,14 +34,6 @@ std::filesystem::path cache_file(const std::filesystem::path& dir, const ByteSou
       slash == std::string::npos ? shard.name() : shard.name().substr(slash + 1);
   return dir / (base + "." + hex_digest(StableHasher(kNameHashDomain).add(shard.name()).digest()) +
                 ".index");
-}
-
-std::string checksum_of(std::string_view bytes) {
-  std::uint64_t checksum = StableHasher(kChecksumDomain).add(bytes).digest();
-  std::string encoded;
-  for (std::uint64_t i = 0; i < kChecksumBytes; ++i, checksum >>= 8)
-    encoded.push_back(static_cast<char>(checksum & 0xff));
-  return encoded;
 }
 
 class Writer {
@@ -84,9 +76,11 @@ std::optional<TarShardIndex> load(const std::filesystem::path& file, const ByteS
   } catch (const FileReadError&) {
     return std::nullopt;  // none yet, or unusable: the shard is indexed again
   }
-  if (bytes.size() < kChecksumBytes) return std::nullopt;
-  const std::string_view body = std::string_view(bytes).substr(0, bytes.size() - kChecksumBytes);
-  if (checksum_of(body) != std::string_view(bytes).substr(body.size())) return std::nullopt;
+  if (bytes.size() < kStoredChecksumBytes) return std::nullopt;
+  const std::string_view body =
+      std::string_view(bytes).substr(0, bytes.size() - kStoredChecksumBytes);
+  if (stored_checksum(kChecksumDomain, body) != std::string_view(bytes).substr(body.size()))
+    return std::nullopt;
   std::istringstream in(std::string(body), std::ios::binary);
   Reader read(in);
   const auto magic = read.text();
@@ -146,7 +140,7 @@ void store(const std::filesystem::path& file, const ByteSource& shard, const Tar
     }
     write.u64(index.ignored_members);
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    const std::string bytes = body.str() + checksum_of(body.str());
+    const std::string bytes = body.str() + stored_checksum(kChecksumDomain, body.str());
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "odbatch/source/byte_source.hpp"
+#include "odbatch/source/dataset_file_format.hpp"
 #include "odbatch/source/webdataset_name.hpp"
 #include "tar_header_fields.hpp"
 #include "tar_header_walker.hpp"
@@ -19,27 +20,10 @@ std::uint64_t padded(std::uint64_t size) {
   return (size + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
 }
 
-// Whether a 512-byte block is a ustar header: the magic, and the checksum (the octal sum of its
-// bytes with the checksum field read as spaces).
+// Whether a 512-byte block is a ustar header: the magic, and the checksum (is_tar_header), so
+// that a walk resumed after damage starts only at a header a writer of this shard made.
 bool valid_header(std::string_view block) {
-  if (block.size() < kBlockBytes || block.substr(257, 5) != "ustar") return false;
-  std::uint64_t sum = 0;
-  for (std::size_t i = 0; i < kBlockBytes; ++i)
-    sum += i >= 148 && i < 156 ? ' ' : static_cast<unsigned char>(block[i]);
-  std::uint64_t stored = 0;
-  bool digits = false;
-  for (std::size_t i = 148; i < 156; ++i) {
-    const char c = block[i];
-    if (c >= '0' && c <= '7') {
-      stored = stored * 8 + static_cast<std::uint64_t>(c - '0');
-      digits = true;
-    } else if (c != ' ' && c != '\0') {
-      return false;
-    } else if (digits) {
-      break;
-    }
-  }
-  return digits && stored == sum;
+  return block.size() >= kBlockBytes && block.substr(257, 5) == "ustar" && is_tar_header(block);
 }
 
 // The first block at or after `from` (a multiple of 512) that is a valid header; the shard's

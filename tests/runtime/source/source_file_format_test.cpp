@@ -70,13 +70,7 @@ std::string as_v7(std::string tar) {
     if (block.substr(257, 5) != "ustar") break;
     std::fill(tar.begin() + static_cast<long>(header) + 257,
               tar.begin() + static_cast<long>(header) + 265, '\0');
-    std::fill(tar.begin() + static_cast<long>(header) + 148,
-              tar.begin() + static_cast<long>(header) + 156, ' ');
-    unsigned sum = 0;
-    for (std::size_t i = 0; i < 512; ++i) sum += static_cast<unsigned char>(tar[header + i]);
-    char field[8];
-    std::snprintf(field, sizeof field, "%06o", sum);
-    std::copy(field, field + 7, tar.begin() + static_cast<long>(header) + 148);
+    test::seal_tar_header(tar, header);
     const std::uint64_t size = std::stoull(std::string(block.substr(124, 11)), nullptr, 8);
     header += 512 + (size + 511) / 512 * 512;
   }

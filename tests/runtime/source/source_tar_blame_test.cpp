@@ -21,7 +21,6 @@ using test::TarEntry;
 
 constexpr std::size_t kBlock = 512;
 constexpr std::size_t kSizeField = 124;
-constexpr std::size_t kChecksumField = 148;
 constexpr std::size_t kTypeField = 156;
 
 std::string record_json() {
@@ -49,24 +48,12 @@ std::size_t header_of(const std::string& tar, const std::string& name) {
   return at / kBlock * kBlock;
 }
 
-// Writes a header's checksum again, after a field changed.
-void seal(std::string& tar, std::size_t header) {
-  unsigned sum = 0;
-  for (std::size_t i = 0; i < kBlock; ++i) {
-    const bool in_checksum = i >= kChecksumField && i < kChecksumField + 8;
-    sum += in_checksum ? ' ' : static_cast<unsigned char>(tar[header + i]);
-  }
-  char field[8];
-  std::snprintf(field, sizeof field, "%06o", sum);
-  tar.replace(header + kChecksumField, 8, std::string(field, 6) + '\0' + ' ');
-}
-
 // GNU tar's base-256 size field: 0x80, then the size big-endian.
 void claim_size(std::string& tar, std::size_t header, std::uint64_t size) {
   tar[header + kSizeField] = static_cast<char>(0x80);
   for (std::size_t i = 0; i < 11; ++i)
     tar[header + kSizeField + 11 - i] = static_cast<char>(i < 8 ? (size >> (8 * i)) & 0xff : 0);
-  seal(tar, header);
+  test::seal_tar_header(tar, header);
 }
 
 // A pax extended header ('x') for the member whose header is at `header`, inserted before it,
@@ -86,7 +73,7 @@ void insert_pax_header(std::string& tar, std::size_t header, std::size_t data_by
   extended.back() = '\n';
   extended.resize((data_bytes + kBlock - 1) / kBlock * kBlock, '\0');
   std::string pax = block + extended;
-  seal(pax, 0);
+  test::seal_tar_header(pax, 0);
   tar.insert(header, pax);
 }
 
