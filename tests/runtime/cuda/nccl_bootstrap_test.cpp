@@ -19,10 +19,10 @@ using namespace std::chrono_literals;
 
 using test::visible_gpus;
 
-// What each of `world` ranks (threads, one GPU each, round robin) saw: its error or "".
+// What each of `world` ranks (threads, one GPU each, round robin) saw: its error or "". The caller
+// has checked that CUDA sees a GPU.
 std::vector<std::string> run_ranks(std::uint32_t world,
                                    void (*body)(std::uint32_t rank, ncclComm_t, cudaStream_t)) {
-  ODBATCH_REQUIRE_GPUS(1);
   TcpStoreServer server(test::loopback_server_options());
   std::vector<std::string> errors(world);
   std::vector<std::thread> threads;
