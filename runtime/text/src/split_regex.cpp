@@ -75,11 +75,11 @@ std::string quoted_pattern(const std::string& pattern) {
 }
 
 // What the limit a failed match hit was, or PCRE2's own words for another failure.
-std::string match_failure(int rc, std::uint32_t step_limit) {
+std::string match_failure(int rc, std::uint64_t step_budget) {
   switch (rc) {
     case PCRE2_ERROR_MATCHLIMIT:
-      return "the match limit of " + std::to_string(step_limit) + " steps (" +
-             std::to_string(kMatchStepsBase) + " + " + std::to_string(kMatchStepsPerByte) +
+      return "the match budget of " + std::to_string(step_budget) + " (" +
+             std::to_string(kMatchBudgetBase) + " + " + std::to_string(kMatchBudgetPerByte) +
              " per byte of text)";
     case PCRE2_ERROR_DEPTHLIMIT:
       return "the depth limit of " + std::to_string(kMatchDepthLimit);
@@ -96,9 +96,8 @@ std::string match_failure(int rc, std::uint32_t step_limit) {
 
 }  // namespace
 
-std::uint32_t match_step_limit(std::size_t bytes) {
-  const std::uint64_t limit = kMatchStepsBase + kMatchStepsPerByte * std::uint64_t{bytes};
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(limit, UINT32_MAX));
+std::uint64_t match_step_budget(std::size_t bytes) {
+  return kMatchBudgetBase + kMatchBudgetPerByte * std::uint64_t{bytes};
 }
 
 struct SplitRegex::Compiled {
@@ -121,7 +120,7 @@ SplitRegex::SplitRegex(std::string_view pattern)
                                 std::string(reinterpret_cast<const char*>(message)) + ")");
   }
   // Without JIT (an unsupported CPU) PCRE2's interpreter gives the same matches, only slower.
-  pcre2_jit_compile(compiled_->code, PCRE2_JIT_COMPLETE);
+  pcre2_jit_compile(compiled_->code, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
 }
 
 SplitRegex::SplitRegex(SplitRegex&&) noexcept = default;
@@ -131,17 +130,45 @@ SplitRegex::~SplitRegex() = default;
 void SplitRegex::find_all(std::string_view text, std::vector<MatchSpan>& matches) const {
   thread_local ThreadMatchState state;
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  const std::uint32_t step_limit = match_step_limit(text.size());
-  pcre2_set_match_limit(state.context.get(), step_limit);
+  const std::uint64_t step_budget = match_step_budget(text.size());
+  std::uint64_t budget_left = step_budget;
+  // One match call from `start`, charged as the comment on kFreeMatchSteps says. A result within
+  // a window is the whole text's: a hard partial match is returned whenever the end of the window
+  // was reached (or, for an empty match at its end, could change), and no match is retried wider.
+  const auto match_from = [&](std::size_t start) {
+    std::uint64_t window = kFreeWindowBytes;
+    std::uint64_t limit = kFreeMatchSteps;
+    while (true) {
+      std::size_t end =
+          static_cast<std::size_t>(std::min<std::uint64_t>(text.size(), start + window));
+      while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+      const bool whole_rest = end == text.size();
+      pcre2_set_match_limit(state.context.get(), static_cast<std::uint32_t>(limit));
+      // The text was validated as UTF-8 once by the caller; PCRE2 need not check it per call.
+      const int rc = pcre2_match(compiled_->code, subject, end, start,
+                                 PCRE2_NO_UTF_CHECK | (whole_rest ? 0 : PCRE2_PARTIAL_HARD),
+                                 state.data.get(), state.context.get());
+      const std::uint64_t charge =
+          (limit > kFreeMatchSteps ? limit : 0) + (window > kFreeWindowBytes ? end - start : 0);
+      budget_left -= std::min(charge, budget_left);
+      const bool needs_steps = rc == PCRE2_ERROR_MATCHLIMIT;
+      const bool needs_text =
+          !whole_rest && (rc == PCRE2_ERROR_PARTIAL || rc == PCRE2_ERROR_NOMATCH);
+      if (!needs_steps && !needs_text) return rc;
+      if (budget_left == 0 || (needs_steps && limit == UINT32_MAX)) return PCRE2_ERROR_MATCHLIMIT;
+      if (needs_steps)
+        limit = std::min({2 * limit, budget_left, std::uint64_t{UINT32_MAX}});
+      else
+        window *= 2;
+    }
+  };
   std::size_t start = 0;
   while (start <= text.size()) {
-    // The text was validated as UTF-8 once by the caller; PCRE2 need not check it per call.
-    const int rc = pcre2_match(compiled_->code, subject, text.size(), start, PCRE2_NO_UTF_CHECK,
-                               state.data.get(), state.context.get());
+    const int rc = match_from(start);
     if (rc == PCRE2_ERROR_NOMATCH) return;
     if (rc < 0)
       throw RegexMatchError("the pattern " + quoted_pattern(pattern_) + " hit " +
-                            match_failure(rc, step_limit) + " on a text of " +
+                            match_failure(rc, step_budget) + " on a text of " +
                             std::to_string(text.size()) + " bytes");
     const PCRE2_SIZE* offsets = pcre2_get_ovector_pointer(state.data.get());
     matches.push_back({offsets[0], offsets[1]});

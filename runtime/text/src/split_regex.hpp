@@ -11,28 +11,36 @@
 
 namespace odbatch::text_detail {
 
-// Matching a text hit one of the limits below, or failed otherwise: the text is refused, not the
-// tokenizer (an std::invalid_argument, as for any text that cannot be encoded). The message
-// names the pattern, cut to kPatternQuoteBytes, and the limit.
+// Matching a text spent its budget or hit one of the limits below, or failed otherwise: the text is
+// refused, not the tokenizer (an std::invalid_argument, as for any text that cannot be encoded).
+// The message names the pattern, cut to kPatternQuoteBytes, and the limit.
 class RegexMatchError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
 };
 
-// PCRE2's limits on one match call, so that a pattern with catastrophic backtracking costs one
-// refused text, not minutes. The match limit (which JIT-compiled matching counts too) grows with
-// the text, as a pattern's honest work does; real pre-tokenizer patterns use a few steps per byte.
-// The depth and heap limits bound the interpreter, used when JIT is unavailable; JIT matching
-// is bounded by its stack instead (kJitStackBytes).
-inline constexpr std::uint64_t kMatchStepsBase = 10'000'000;
-inline constexpr std::uint64_t kMatchStepsPerByte = 16;
+// Matching one text is charged against one budget, so that a pattern with catastrophic
+// backtracking, or one that rescans the rest of the text at every match (`a(?=a*b)|a`), costs one
+// refused text, not minutes. Each match call first sees a window of kFreeWindowBytes from where it
+// starts, under a match limit (PCRE2's count of backtracking steps, which JIT-compiled matching
+// counts too) of kFreeMatchSteps; PCRE2's hard partial matching says when a result could change
+// with more text, and only then is the window doubled, as the limit is when hit. A try within
+// both free amounts is not charged: each call moves at least one character on, so such tries cost
+// a bounded amount per byte in all. A try beyond them is charged its limit and its window's bytes
+// where they exceed the free amounts. Real pre-tokenizer matches are short; a run of white space
+// costs about 14 per byte. The depth and heap limits bound the interpreter, used when JIT is
+// unavailable; JIT matching is bounded by its stack instead (kJitStackBytes).
+inline constexpr std::size_t kFreeWindowBytes = 64;
+inline constexpr std::uint32_t kFreeMatchSteps = 256;
+inline constexpr std::uint64_t kMatchBudgetBase = 10'000'000;
+inline constexpr std::uint64_t kMatchBudgetPerByte = 32;
 inline constexpr std::uint32_t kMatchDepthLimit = 1'000'000;
 inline constexpr std::uint32_t kMatchHeapLimitKib = 64 * 1024;
 inline constexpr std::size_t kJitStackBytes = 8 * 1024 * 1024;
 inline constexpr std::size_t kPatternQuoteBytes = 80;
 
-// The match limit for a text of `bytes` bytes.
-std::uint32_t match_step_limit(std::size_t bytes);
+// The match budget for a text of `bytes` bytes.
+std::uint64_t match_step_budget(std::size_t bytes);
 
 struct MatchSpan {
   std::size_t begin = 0;
@@ -51,7 +59,7 @@ class SplitRegex {
 
   // Appends the matches in `text` to `matches` (byte offsets into `text`); lookaround sees only
   // `text`. After an empty match the search resumes one character further. Throws
-  // RegexMatchError when a match call hits a limit above.
+  // RegexMatchError when matching spends the budget or hits a limit above.
   void find_all(std::string_view text, std::vector<MatchSpan>& matches) const;
 
   const std::string& pattern() const { return pattern_; }

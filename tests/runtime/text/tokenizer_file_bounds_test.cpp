@@ -146,12 +146,12 @@ TEST_CASE("many added tokens load and match in near-linear time, longest match f
   CHECK(matcher->encode("abc>") == Ids{'a', 264});
 }
 
-TEST_CASE("a pattern that backtracks without end refuses the text, naming itself and the limit") {
+TEST_CASE("a pattern that backtracks without end refuses the text, naming itself and the budget") {
   const auto tokenizer = parse_hf_tokenizer(with_split_pattern("(a+)+$").dump(), "t.json");
   const std::string text = std::string(40, 'a') + "!";
   CHECK_THROWS_WITH_AS(tokenizer->encode(text),
-                       "the pattern '(a+)+$' hit the match limit of 10000656 steps (10000000 + 16 "
-                       "per byte of text) on a text of 41 bytes",
+                       "the pattern '(a+)+$' hit the match budget of 10001312 (10000000 + 32 per "
+                       "byte of text) on a text of 41 bytes",
                        std::invalid_argument);
   CHECK(tokenizer->encode("hello") == Ids{259});
   // A long pattern is quoted cut short.
@@ -160,6 +160,28 @@ TEST_CASE("a pattern that backtracks without end refuses the text, naming itself
   CHECK_THROWS_WITH_AS(
       parse_hf_tokenizer(with_split_pattern(long_pattern).dump(), "t.json")->encode(text),
       doctest::Contains(quoted.c_str()), std::invalid_argument);
+}
+
+TEST_CASE("a pattern that rescans the rest of the text at every match spends the text's budget") {
+  // Each match call backtracks little, but the lookahead scans to the end of the text: without a
+  // budget for the whole text, 2 MB took minutes.
+  const auto tokenizer = parse_hf_tokenizer(with_split_pattern("a(?=a*b)|a").dump(), "t.json");
+  CHECK_THROWS_WITH_AS(tokenizer->encode(std::string(2'000'000, 'a')),
+                       "the pattern 'a(?=a*b)|a' hit the match budget of 74000000 (10000000 + 32 "
+                       "per byte of text) on a text of 2000000 bytes",
+                       std::invalid_argument);
+  // The same pattern on a text where it does not rescan much is matched in full.
+  std::string short_runs;
+  for (int i = 0; i < 100'000; ++i) short_runs += "aaab";
+  CHECK(tokenizer->encode(short_runs).size() == 400'000);
+}
+
+TEST_CASE("honest work beyond the free steps of a match call is charged, and fits the budget") {
+  // `\s+(?!\S)` on a megabyte of white space takes one call of about a million steps.
+  const auto tokenizer =
+      parse_hf_tokenizer(with_split_pattern(R"(\s+(?!\S)|\s+|\S+)").dump(), "t.json");
+  const std::string text = std::string(1'000'000, ' ') + "x";
+  CHECK(tokenizer->encode(text).size() == text.size());
 }
 
 TEST_CASE("a record on which the pattern hits its limit is rejected, the others tokenized") {
@@ -175,8 +197,8 @@ TEST_CASE("a record on which the pattern hits its limit is rejected, the others 
   const TokenizeResult hostile = tokenizer.tokenize(conversation, {});
   REQUIRE(std::holds_alternative<TokenizeError>(hostile));
   CHECK(std::get<TokenizeError>(hostile).reason == TokenizeErrorReason::template_refused);
-  CHECK(std::get<TokenizeError>(hostile).message.find("the pattern '(a+)+$' hit the match limit") !=
-        std::string::npos);
+  CHECK(std::get<TokenizeError>(hostile).message.find(
+            "the pattern '(a+)+$' hit the match budget") != std::string::npos);
   conversation.messages[0].content = "hello";
   CHECK(std::holds_alternative<TokenizedSample>(tokenizer.tokenize(conversation, {})));
 }

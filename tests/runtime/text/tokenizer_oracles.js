@@ -105,7 +105,11 @@ function adversarialTexts(specials) {
     texts.push(text);
   }
   texts.push('9'.repeat(1000), ' '.repeat(500) + 'x', '\n'.repeat(300), 'ab'.repeat(2000),
-             '\u4E2D'.repeat(700), '\u{1F600}'.repeat(300));
+             '\u4E2D'.repeat(700), '\u{1F600}'.repeat(300),
+             // Runs that cross the windows a match call starts with (64 bytes, then doubled),
+             // some of them in the middle of a multi-byte character or of a lookahead.
+             ' \u3000'.repeat(100) + 'x', 'a'.repeat(70) + ' '.repeat(70) + "'s",
+             '\u00E9'.repeat(63) + '\n'.repeat(3) + ' '.repeat(61) + '\u2003y');
   return texts;
 }
 
