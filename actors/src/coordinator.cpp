@@ -24,6 +24,18 @@ std::string round_line(const Proposal& proposal, const RoundPlan& plan, std::uin
          (plan.epoch_over ? ", epoch over" : "");
 }
 
+// Marks the epoch in a round while it lives.
+class InRound {
+ public:
+  explicit InRound(EpochContext& context) : context_(context) { context_.set_in_round(true); }
+  ~InRound() { context_.set_in_round(false); }
+  InRound(const InRound&) = delete;
+  InRound& operator=(const InRound&) = delete;
+
+ private:
+  EpochContext& context_;
+};
+
 }  // namespace
 
 struct CoordinatorState {
@@ -45,6 +57,7 @@ coordinator_actor::behavior_type coordinator_behavior(
         StageTimer timer(stats.coordinator);
         const auto round_start = std::chrono::steady_clock::now();
         std::optional<RoundPlan> planned;
+        const InRound in_round(*s.context);
         try {
           planned = s.rounds->run_round(proposal);
         } catch (const RoundError& e) {

@@ -143,6 +143,11 @@ class EpochContext {
   // Stops every actor of the epoch (after the end of the epoch, or on failure).
   void stop_actors();
 
+  // Whether this rank's coordinator is in a round (waiting for its peers, or exchanging with
+  // them): then the ranks' deadlines, not this rank's stall watchdog, bound the wait.
+  bool in_round() const { return in_round_.load(); }
+  void set_in_round(bool in_round) { in_round_.store(in_round); }
+
  private:
   std::shared_ptr<const PipelineResources> resources_;
   std::uint64_t epoch_;
@@ -158,6 +163,7 @@ class EpochContext {
   Wiring wiring_;
   std::chrono::steady_clock::time_point started_;
   std::atomic<bool> failed_{false};
+  std::atomic<bool> in_round_{false};
   std::atomic<bool> departing_{false};
   std::atomic<std::uint64_t> rejections_{0};
   static constexpr std::uint64_t kStepsUnknown = ~std::uint64_t{0};

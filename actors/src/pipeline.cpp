@@ -16,6 +16,7 @@
 #include "odbatch/metrics/metrics_server.hpp"
 #include "odbatch/source/dataset_index.hpp"
 #include "rejection_reasons.hpp"
+#include "stall_watch.hpp"
 #include "user_stages.hpp"
 
 namespace odbatch {
@@ -298,7 +299,8 @@ std::shared_ptr<const Batch> Pipeline::next_batch() {
   if (!impl_->queue) throw std::logic_error("next_batch() before start_epoch()");
   if (impl_->departed) throw std::logic_error("next_batch() after depart() " + *impl_->departed);
   const auto wait_start = std::chrono::steady_clock::now();
-  auto queued = impl_->queue->pop();
+  auto queued =
+      actors::pop_watching_stalls(*impl_->epoch, impl_->resources->config.flow.stall_timeout);
   impl_->stats->trainer_wait_ns.fetch_add(
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::steady_clock::now() - wait_start)

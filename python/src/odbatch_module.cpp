@@ -145,6 +145,7 @@ void register_errors(py::module_& m) {
           return raise(error_types.peer, e.what(), attributes);
         }
         case PipelineFailure::Cause::aborted:
+        case PipelineFailure::Cause::stalled:
         case PipelineFailure::Cause::internal:
           break;
       }

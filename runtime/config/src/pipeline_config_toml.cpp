@@ -362,6 +362,10 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.flow.round_timeout = std::chrono::milliseconds(integer(n, 1, std::uint64_t{1} << 40));
        }},
+      {"stall_timeout_ms",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.flow.stall_timeout = std::chrono::milliseconds(integer(n, 0, std::uint64_t{1} << 40));
+       }},
       {"worker_jitter_us",
        [](const toml::node& n, PipelineConfig& c) {
          c.flow.worker_jitter_us = static_cast<std::uint32_t>(integer(n, 0, 1'000'000));

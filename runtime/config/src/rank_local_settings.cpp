@@ -40,6 +40,7 @@ constexpr std::array kRankLocalKeys{
     RankLocalKey{"pipeline.scheduler_threads", kTiming},
     RankLocalKey{"pipeline.worker_jitter_us", kTiming},
     RankLocalKey{"pipeline.round_timeout_ms", kDeadline},
+    RankLocalKey{"pipeline.stall_timeout_ms", kDeadline},
     RankLocalKey{"distributed.heartbeat_interval_ms", kDeadline},
     RankLocalKey{"distributed.peer_timeout_ms", kDeadline},
     RankLocalKey{"distributed.connect_timeout_ms", kDeadline},

@@ -70,6 +70,15 @@ void PipelineStats::mark_started() {
   started_ns_.compare_exchange_strong(unset, std::max<std::int64_t>(steady_ns(), 1));
 }
 
+std::uint64_t PipelineStats::work_done() const {
+  std::uint64_t done = records_read.load() + batches.load() + idle_batches.load();
+  for (const auto* stage :
+       {&reader, &tokenizer, &image_decoder, &joiner, &packer, &aligner, &coordinator, &emitter})
+    done += stage->items.load();
+  for (const auto& user : user_stages_) done += user.work.items.load();
+  return done;
+}
+
 StatsSnapshot PipelineStats::snapshot() const {
   StatsSnapshot s;
   s.records_read = records_read.load();

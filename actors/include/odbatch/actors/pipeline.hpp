@@ -54,6 +54,7 @@ class PipelineFailure : public std::runtime_error {
     data,      // the dataset: an unusable file, a record rejected under on_bad_record = "fail"
     peer,      // the ranks cannot go on together: a rank failed, aborted, died or timed out
     aborted,   // abort() on this rank
+    stalled,   // this rank's stages finished nothing for pipeline.stall_timeout_ms
     internal,  // anything else
   };
   PipelineFailure(Cause cause, const std::string& message,

@@ -117,6 +117,10 @@ struct FlowConfig {
   std::uint32_t scheduler_threads = 0;
   // Deadline for a round's proposal exchange once this rank is ready.
   std::chrono::milliseconds round_timeout{600'000};
+  // How long next_batch() waits while this rank is not in a round and none of its stages
+  // finishes an item (a stage that never returns, a read that never completes) before it fails
+  // the epoch on every rank, naming what is in flight. 0: never.
+  std::chrono::milliseconds stall_timeout{300'000};
   // Fault injection for determinism and stress tests: every tokenizer and image-decoder task is
   // delayed by a pseudo-random 0..worker_jitter_us microseconds (seeded by batching.seed, the
   // worker and the task), so parts reach the joiner in a different order. 0: no delay.

@@ -135,6 +135,10 @@ class PipelineStats {
 
   StatsSnapshot snapshot() const;
 
+  // Items every stage has finished, records read and batches made, in one number that grows
+  // whenever any part of the pipeline moves: what a watchdog compares to see progress.
+  std::uint64_t work_done() const;
+
  private:
   std::atomic<std::int64_t> started_ns_{0};  // steady clock, since its epoch; 0: not started
   mutable std::mutex mutex_;
