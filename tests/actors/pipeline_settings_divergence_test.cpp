@@ -236,6 +236,8 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.images.file_limits.max_file_bytes /= 2; }},
       {"images.reject_animated", "images.reject_animated",
        [](C& c, const F&) { c.images.decoder_limits.reject_animated = true; }},
+      {"images.jpeg_dct_scaling", "images.jpeg_dct_scaling",
+       [](C& c, const F&) { c.images.decoder_limits.jpeg_dct_scaling = true; }},
       {"images.pixel_values", "images.pixel_values",
        [](C& c, const F&) { c.images.pixel_values.dtype = PixelDtype::bfloat16; }},
       {"images.rescale_factor", "images.rescale_factor",

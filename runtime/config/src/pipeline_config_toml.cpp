@@ -318,6 +318,10 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.images.decoder_limits.reject_animated = boolean(n);
        }},
+      {"jpeg_dct_scaling",
+       [](const toml::node& n, PipelineConfig& c) {
+         c.images.decoder_limits.jpeg_dct_scaling = boolean(n);
+       }},
       {"pixel_values",
        [](const toml::node& n, PipelineConfig& c) {
          c.images.pixel_values.dtype =

@@ -239,7 +239,9 @@ std::optional<ImageError> JpegDecoder::decode(std::span<const std::uint8_t> jpeg
   if (!target) return target.error();
 
   // A crop is cut from the full-size image: its sides need not be multiples of a DCT scale.
-  const DctScale scale = crop ? DctScale{} : covering_scale(header.value(), target.value());
+  const DctScale scale = crop || !limits_.jpeg_dct_scaling
+                             ? DctScale{}
+                             : covering_scale(header.value(), target.value());
   out.grid = target.value().grid;
   out.width = target.value().width;
   out.height = target.value().height;

@@ -22,8 +22,12 @@ Bytes test_file(const std::string& name) {
   return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-DecodedImage decoded(const Bytes& jpeg, const VisionGeometryConfig& geometry = {}) {
-  JpegDecoder decoder;
+// `dct_scaling`: whether the decoder may decode at a reduced DCT scale.
+DecodedImage decoded(const Bytes& jpeg, const VisionGeometryConfig& geometry = {},
+                     bool dct_scaling = false) {
+  JpegDecoderLimits limits;
+  limits.jpeg_dct_scaling = dct_scaling;
+  JpegDecoder decoder(limits);
   auto image = decoder.decode(jpeg, geometry);
   REQUIRE_MESSAGE(image.ok(), image.error().message);
   return std::move(image).value();
@@ -83,20 +87,24 @@ TEST_CASE("a CMYK JPEG resized to its target matches Pillow's convert then BICUB
 TEST_CASE("a YCCK JPEG decoded at 1/2 matches Pillow's draft at 1/2, then convert") {
   VisionGeometryConfig geometry;
   geometry.max_pixels = 4'704;  // smart_resize(112, 168) = 56x84, exactly the 1/2 decode
-  const DecodedImage image = decoded(test_file("ycck_168x112.jpg"), geometry);
+  const DecodedImage image = decoded(test_file("ycck_168x112.jpg"), geometry, true);
   CHECK(image.dct_scale == DctScale{1, 2});
   CHECK(image.width == 84);
   CHECK(image.height == 56);
   check_pixels(image, test_file("ycck_168x112_draft_half.rgb"));
 }
 
-TEST_CASE("a flat CMYK photo stays flat through a reduced decode and resize") {
+TEST_CASE("a flat CMYK photo stays flat through a full or reduced decode and resize") {
   // Every stored sample 0x40: white = 64, ink = 191, so each colour is 64 - 48 = 16.
-  const DecodedImage image = decoded(test::encode_cmyk_jpeg(1600, 1200));
-  CHECK(image.dct_scale == DctScale{3, 4});  // 1200x900, then resized
-  CHECK(image.width == 1148);                // smart_resize(1200, 1600) = 840x1148
-  CHECK(image.height == 840);
-  for (std::size_t i = 0; i < image.rgb.size(); ++i) REQUIRE(image.rgb[i] == 16);
+  for (const bool dct_scaling : {false, true}) {
+    CAPTURE(dct_scaling);
+    const DecodedImage image = decoded(test::encode_cmyk_jpeg(1600, 1200), {}, dct_scaling);
+    // Reduced: 1200x900, then resized.
+    CHECK(image.dct_scale == (dct_scaling ? DctScale{3, 4} : DctScale{1, 1}));
+    CHECK(image.width == 1148);  // smart_resize(1200, 1600) = 840x1148
+    CHECK(image.height == 840);
+    for (std::size_t i = 0; i < image.rgb.size(); ++i) REQUIRE(image.rgb[i] == 16);
+  }
 }
 
 TEST_CASE("a truncated YCCK JPEG is corrupt") {

@@ -12,6 +12,13 @@ namespace {
 
 using test::Bytes;
 
+// Limits that let JPEGs decode at a reduced DCT scale.
+JpegDecoderLimits dct_scaling() {
+  JpegDecoderLimits limits;
+  limits.jpeg_dct_scaling = true;
+  return limits;
+}
+
 DecodedImage decoded(JpegDecoder& decoder, const Bytes& jpeg,
                      const VisionGeometryConfig& geometry = {}) {
   auto image = decoder.decode(jpeg, geometry);
@@ -83,8 +90,18 @@ TEST_CASE("decoding yields the grid the header predicts and exactly height * wid
   }
 }
 
-TEST_CASE("a 4000x3000 photo bound for about a megapixel decodes at 3/8, not in full") {
+TEST_CASE("by default a photo decodes in full, as the processor's Pillow does") {
   JpegDecoder decoder;
+  const DecodedImage image = decoded(decoder, test::pattern_jpeg(4000, 3000));
+  CHECK(image.width == 1148);
+  CHECK(image.height == 840);
+  CHECK(image.dct_scale == DctScale{1, 1});
+  CHECK(image.decoded_width == 4000);
+  CHECK(image.decoded_height == 3000);
+}
+
+TEST_CASE("with DCT scaling, a 4000x3000 photo bound for about a megapixel decodes at 3/8") {
+  JpegDecoder decoder(dct_scaling());
   const DecodedImage image = decoded(decoder, test::pattern_jpeg(4000, 3000));
   CHECK(image.width == 1148);  // smart_resize(3000, 4000) = 840x1148
   CHECK(image.height == 840);
@@ -95,7 +112,7 @@ TEST_CASE("a 4000x3000 photo bound for about a megapixel decodes at 3/8, not in 
 }
 
 TEST_CASE("the DCT scale is the smallest whose decode still covers the target") {
-  JpegDecoder decoder;
+  JpegDecoder decoder(dct_scaling());
   VisionGeometryConfig small_target;
   small_target.max_pixels = 128 * 128;
   for (const auto& [width, height] :
@@ -149,18 +166,21 @@ TEST_CASE("a constant colour stays constant through decode and resize") {
 }
 
 TEST_CASE("a horizontal ramp stays monotone left to right") {
-  JpegDecoder decoder;
   const std::uint32_t width = 4000;  // resized to 1820x532
   const std::uint32_t height = 1200;
   const Bytes jpeg = test::encode_jpeg(test::horizontal_ramp_rgb(width, height), width, height,
                                        ChromaSubsampling::grey, 100);
-  const DecodedImage image = decoded(decoder, jpeg);
-  CHECK(image.dct_scale.num * 2 <= image.dct_scale.den);  // decoded at 1/2 or less
-  for (std::uint32_t y = 0; y < image.height; ++y) {
-    const std::uint8_t* row = &image.rgb[std::size_t{y} * image.width * 3];
-    for (std::uint32_t x = 1; x < image.width; ++x) REQUIRE(row[x * 3] >= row[(x - 1) * 3]);
-    CHECK(row[0] <= 3);
-    CHECK(row[(image.width - 1) * 3] >= 252);
+  for (const bool scaled : {false, true}) {
+    CAPTURE(scaled);
+    JpegDecoder decoder(scaled ? dct_scaling() : JpegDecoderLimits{});
+    const DecodedImage image = decoded(decoder, jpeg);
+    CHECK((image.dct_scale.num * 2 <= image.dct_scale.den) == scaled);  // at 1/2 or less
+    for (std::uint32_t y = 0; y < image.height; ++y) {
+      const std::uint8_t* row = &image.rgb[std::size_t{y} * image.width * 3];
+      for (std::uint32_t x = 1; x < image.width; ++x) REQUIRE(row[x * 3] >= row[(x - 1) * 3]);
+      CHECK(row[0] <= 3);
+      CHECK(row[(image.width - 1) * 3] >= 252);
+    }
   }
 }
 

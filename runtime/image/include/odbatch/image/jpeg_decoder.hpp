@@ -1,15 +1,16 @@
 #pragma once
 // JPEG decoding with libjpeg-turbo's TurboJPEG API, straight to the visual-token geometry.
 //
-// decode() reads the header, fixes the target size with smart_resize, decodes at the smallest
-// DCT scaling factor (1/8, 1/4, 3/8, 1/2, 5/8, 3/4, 7/8, 1/1) whose scaled size still covers the
-// target in both dimensions (1/1 when none does, e.g. when enlarging), then resizes to exactly
-// the target with BicubicResampler (PIL's BICUBIC, antialiased). Grey JPEGs come out as RGB with
+// decode() reads the header, fixes the target size with smart_resize, decodes the whole image
+// (or, with JpegDecoderLimits::jpeg_dct_scaling, at the smallest DCT scaling factor, 1/8 ... 7/8,
+// whose scaled size still covers the target in both dimensions), then resizes to exactly the
+// target with BicubicResampler (PIL's BICUBIC, antialiased). Grey JPEGs come out as RGB with
 // equal channels (resized as one channel, which gives the same pixels). CMYK and YCCK JPEGs
 // become the RGB Pillow's Image.open(...).convert("RGB") gives, byte for byte, before resizing:
 // Pillow takes the samples as Adobe's inverted CMYK, whatever the APP14 marker says.
-// Decoding at a reduced DCT scale first means the pixels differ slightly from resizing the full
-// decode, as PIL's Image.draft() does; the geometry and token count are unaffected.
+// By default the pixels are the Hugging Face processor's (Pillow's full decode and resize); a
+// reduced DCT scale gives slightly other pixels, as PIL's Image.draft() does, with the same
+// geometry and token count.
 //
 // Strictness: libjpeg-turbo's warnings (premature end of data, corrupt entropy segments, ...)
 // mean it invented pixels, so they reject the image as corrupt, like its errors.
@@ -87,7 +88,7 @@ class JpegDecoder {
 
   JpegDecoderLimits limits_;
   void* handle_ = nullptr;  // tjhandle, kept opaque so turbojpeg.h stays out of this header
-  std::vector<std::uint8_t> decoded_;  // the DCT-scaled decode (CMYK: 4 bytes a pixel)
+  std::vector<std::uint8_t> decoded_;  // the decode before resizing (CMYK: 4 bytes a pixel)
   BicubicResampler resampler_;
 };
 
