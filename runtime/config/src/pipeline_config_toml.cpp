@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -418,12 +419,40 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
   return tables;
 }
 
+// "unknown key", saying where a key of that name belongs when other tables have it: "unknown key;
+// it is a [tokenizer] key".
+std::string unknown_key(std::string_view table, std::string_view key) {
+  std::vector<std::string> owners;
+  for (const auto& full : pipeline_config_keys()) {
+    const auto dot = full.rfind('.');
+    const std::string_view owner(full.data(), dot);
+    if (std::string_view(full).substr(dot + 1) != key || owner == table) continue;
+    owners.push_back(owner == "stage" || owner == kMixKey ? "[[" + std::string(owner) + "]]"
+                                                           : "[" + std::string(owner) + "]");
+  }
+  if (owners.empty()) return "unknown key";
+  std::string message = "unknown key; it is a " + owners[0];
+  for (std::size_t i = 1; i < owners.size(); ++i)
+    message += (i + 1 == owners.size() ? " or " : ", ") + owners[i];
+  return message + " key";
+}
+
 }  // namespace
 
 PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_view source,
                                          const std::filesystem::path& base_dir) {
   const toml::table root = toml_document::parse(document, source);
   PipelineConfig config;
+  // A key of another table in [batching] is named as such before the batching settings reject it.
+  if (const auto* batching = root.get_as<toml::table>("batching")) {
+    const auto names = batching_setting_names();
+    for (const auto& [key, value] : *batching)
+      if (std::find(names.begin(), names.end(), key.str()) == names.end() &&
+          unknown_key("batching", key.str()) != "unknown key")
+        throw ConfigFileError(location(source, value.source()),
+                              "batching." + std::string(key.str()),
+                              unknown_key("batching", key.str()));
+  }
   config.batching = batching_config_from_toml(document, source);
   // Unless the file says otherwise, the layout follows the budget mode: a packed budget is only
   // kept by a packed layout.
@@ -471,7 +500,8 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
       }
       const auto setter = setters.find(key.str());
       if (setter == setters.end())
-        throw ConfigFileError(location(source, value.source()), full_key, "unknown key");
+        throw ConfigFileError(location(source, value.source()), full_key,
+                              unknown_key(name, key.str()));
       try {
         setter->second(value, config);
       } catch (const SettingError& e) {

@@ -89,6 +89,16 @@ TEST_CASE("errors name the file, line and key") {
   const auto unknown_key = error_of(std::string(kMinimal) + "[pipeline]\nprefech = 3\n");
   CHECK(unknown_key.find("pipeline.prefech") != std::string::npos);
   CHECK(unknown_key.find("unknown key") != std::string::npos);
+  // A key of another table says which.
+  CHECK(error_of(std::string(kMinimal) + "[images]\nimage_piece = \"<image>\"\n")
+            .find("images.image_piece: unknown key; it is a [tokenizer] key") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[pipeline]\nwindow = 8\n")
+            .find("pipeline.window: unknown key; it is a [batching] key") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[batching]\nprefetch = 8\n")
+            .find("batching.prefetch: unknown key; it is a [pipeline] key") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[pipeline]\nworkers = 2\n")
+            .find("pipeline.workers: unknown key; it is a [images], [tokenizer] or [[stage]] key") !=
+        std::string::npos);
   const auto bad_value = error_of(std::string(kMinimal) + "[pipeline]\nlayout = \"ragged\"\n");
   CHECK(bad_value.find("pipeline.layout") != std::string::npos);
   CHECK(bad_value.find("padded, packed") != std::string::npos);
