@@ -71,7 +71,12 @@ class CMakeBuild(build_ext):
         progress(f"done in {time.monotonic() - start:.0f} s")
 
 
+# The package layout lives here rather than in pyproject.toml's [tool.setuptools], which
+# Debian's setuptools warns is beta.
 setup(
+    package_dir={"": "python"},
+    packages=["odbatch"],
+    package_data={"odbatch": ["*.pyi", "py.typed"]},  # type stubs, for IDEs and type checkers
     ext_modules=[CMakeExtension("odbatch._odbatch")],
     cmdclass={"build_ext": CMakeBuild},
     # Clear of CMake's build/ tree.

@@ -873,9 +873,13 @@ void HfBpeTokenizer::pre_tokenize(std::string_view text, std::deque<std::string>
     } else {
       const auto& byte_level = std::get<ByteLevelStep>(step);
       for (PieceType piece : pieces) {
-        if (byte_level.add_prefix_space && !text_of(piece).starts_with(' '))
-          piece =
-              prefixed_with_space(piece, prefixed.emplace_back(" " + std::string(text_of(piece))));
+        if (byte_level.add_prefix_space && !text_of(piece).starts_with(' ')) {
+          // Appended, not `" " + std::string(...)`, which GCC 12 misreads as an overlapping copy
+          // (-Wrestrict) when fortified at -O3.
+          std::string& spaced = prefixed.emplace_back(1, ' ');
+          spaced += text_of(piece);
+          piece = prefixed_with_space(piece, spaced);
+        }
         if (!byte_level.gpt2_split) {
           next.push_back(piece);
           continue;
