@@ -38,8 +38,9 @@ class StepInfo:
     global_labels: int
     global_samples_consumed: int
     global_tokens_consumed: int
-    sample_ids: np.ndarray
-    source_files: np.ndarray
+    sample_ids: np.ndarray  # uint64; .tolist() or to_dict() for JSON
+    source_files: np.ndarray  # uint32
+    def to_dict(self) -> dict[str, Any]: ...
 
 class Reject(Exception):
     def __init__(self, reason: str, detail: str = "") -> None: ...

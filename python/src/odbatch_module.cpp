@@ -333,6 +333,30 @@ PYBIND11_MODULE(_odbatch, m) {
                                return py::array_t<std::uint32_t>(length(info.source_files.size()),
                                                                  info.source_files.data());
                              })
+      .def(
+          "to_dict",
+          [](const StepInfo& info) {
+            py::dict out;
+            out["epoch"] = info.epoch;
+            out["step"] = info.step;
+            out["round"] = info.round;
+            out["idle"] = info.idle;
+            out["over_budget"] = info.over_budget;
+            out["loss_scale"] = info.loss_scale;
+            out["samples"] = info.samples;
+            out["tokens"] = info.tokens;
+            out["labels"] = info.labels;
+            out["samples_this_step"] = info.global.samples;
+            out["global_tokens"] = info.global.tokens;
+            out["global_labels"] = info.global.labels;
+            out["global_samples_consumed"] = info.global_samples_consumed;
+            out["global_tokens_consumed"] = info.global_tokens_consumed;
+            out["sample_ids"] = py::cast(info.sample_ids);
+            out["source_files"] = py::cast(info.source_files);
+            return out;
+          },
+          "every field as plain Python values (lists for sample_ids and source_files): "
+          "json.dumps(info.to_dict()) works")
       .def("__repr__", [](const StepInfo& info) {
         return "StepInfo(epoch=" + std::to_string(info.epoch) +
                ", step=" + std::to_string(info.step) + ", idle=" + (info.idle ? "True" : "False") +

@@ -31,6 +31,12 @@ class SameBatchesAsCpp(ScratchTestCase):
             self.assertEqual(info.loss_scale, want["loss_scale"])
             self.assertEqual(info.samples_this_step, want["samples_this_step"])
             self.assertEqual(info.sample_ids.tolist(), want["sample_ids"])
+            # Plain values for logs: the dict goes through JSON and back unchanged.
+            plain = info.to_dict()
+            self.assertEqual(json.loads(json.dumps(plain)), plain)
+            self.assertEqual(plain["sample_ids"], want["sample_ids"])
+            self.assertEqual((plain["step"], plain["idle"], plain["loss_scale"]),
+                             (info.step, info.idle, info.loss_scale))
             names = ["input_ids", "labels", "pixel_values", "image_grid_thw"]
             names += ["attention_mask"] if layout == "padded" else ["cu_seqlens", "position_ids"]
             for name in names:

@@ -428,7 +428,7 @@ std::string unknown_key(std::string_view table, std::string_view key) {
     const std::string_view owner(full.data(), dot);
     if (std::string_view(full).substr(dot + 1) != key || owner == table) continue;
     owners.push_back(owner == "stage" || owner == kMixKey ? "[[" + std::string(owner) + "]]"
-                                                           : "[" + std::string(owner) + "]");
+                                                          : "[" + std::string(owner) + "]");
   }
   if (owners.empty()) return "unknown key";
   std::string message = "unknown key; it is a " + owners[0];

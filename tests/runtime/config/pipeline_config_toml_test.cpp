@@ -96,9 +96,10 @@ TEST_CASE("errors name the file, line and key") {
             .find("pipeline.window: unknown key; it is a [batching] key") != std::string::npos);
   CHECK(error_of(std::string(kMinimal) + "[batching]\nprefetch = 8\n")
             .find("batching.prefetch: unknown key; it is a [pipeline] key") != std::string::npos);
-  CHECK(error_of(std::string(kMinimal) + "[pipeline]\nworkers = 2\n")
-            .find("pipeline.workers: unknown key; it is a [images], [tokenizer] or [[stage]] key") !=
-        std::string::npos);
+  CHECK(
+      error_of(std::string(kMinimal) + "[pipeline]\nworkers = 2\n")
+          .find("pipeline.workers: unknown key; it is a [images], [tokenizer] or [[stage]] key") !=
+      std::string::npos);
   const auto bad_value = error_of(std::string(kMinimal) + "[pipeline]\nlayout = \"ragged\"\n");
   CHECK(bad_value.find("pipeline.layout") != std::string::npos);
   CHECK(bad_value.find("padded, packed") != std::string::npos);
