@@ -220,9 +220,10 @@ BatchArrays BatchConverter::convert(std::shared_ptr<const Batch> batch) const {
           {static_cast<py::ssize_t>(pixel_rows), static_cast<py::ssize_t>(pixel_columns)},
           pixels.data(), pixels.size() / 2, Element::uint16, Element::uint16);
       break;
-    case PixelDtype::uint8:
-      add("pixel_values", {static_cast<py::ssize_t>(pixels.size())}, pixels.data(), pixels.size(),
-          Element::uint8, Element::uint8);
+    case PixelDtype::uint8:  // (pixels, 3), as Batch::pixel_values_shape() says
+      add("pixel_values",
+          {static_cast<py::ssize_t>(pixel_rows), static_cast<py::ssize_t>(pixel_columns)},
+          pixels.data(), pixels.size(), Element::uint8, Element::uint8);
       break;
   }
   const auto grids = batch->image_grid_thw();

@@ -174,7 +174,9 @@ class PixelValues(ScratchTestCase):
         for batch in batches:
             pixels, grids = batch["pixel_values"], batch["image_grid_thw"]
             self.assertEqual(pixels.dtype, np.uint8)
-            self.assertEqual(pixels.shape, (int(grids.prod(axis=1).sum()) * 14 * 14 * 3,))
+            # Rows of RGB, as the C++ Batch::pixel_values_shape(): each image's height x width
+            # pixels (grid x 14 on each side), one image after another.
+            self.assertEqual(pixels.shape, (int(grids.prod(axis=1).sum()) * 14 * 14, 3))
 
 
 class Errors(ScratchTestCase):
