@@ -2,6 +2,7 @@
 // calibration, and every kind of bad input (status 2 with a message naming the problem).
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -64,6 +65,26 @@ TEST_CASE("simulate a synthetic workload: every schedule accounts for every samp
   CHECK(balanced["scheduler"] == "ODB balanced");
   CHECK(balanced["audit_problems"] == 0);
   CHECK(balanced["steps"].get<int>() >= j["oracles"]["lb_steps"].get<int>());
+  // The headline puts ODB beside the best fixed batch size and the offline packing baselines,
+  // with the ratios of the report's samples per second.
+  double best_standard = 0;
+  std::string best_name;
+  for (const auto& r : j["results"])
+    if (r["kind"] == "standard" && r["samples_per_second"].get<double>() > best_standard) {
+      best_standard = r["samples_per_second"].get<double>();
+      best_name = r["scheduler"].get<std::string>();
+    }
+  char expected[160];
+  std::snprintf(expected, sizeof expected, "ODB balanced: %.2fx the best fixed batch size (%s), ",
+                balanced["samples_per_second"].get<double>() / best_standard, best_name.c_str());
+  CHECK_MESSAGE(run.out.find(expected) != std::string::npos, run.out);
+  const auto& gmt = j["results"][4];
+  CHECK(gmt["scheduler"] == "GMT");
+  std::snprintf(
+      expected, sizeof expected, ", %.2fx GMT (offline sorted token-budget packing",
+      balanced["samples_per_second"].get<double>() / gmt["samples_per_second"].get<double>());
+  CHECK_MESSAGE(run.out.find(expected) != std::string::npos, run.out);
+  CHECK(run.out.find("x BMT (offline bucketed token-budget packing") != std::string::npos);
 }
 
 TEST_CASE("simulate a length trace, with a calibrated cost model") {

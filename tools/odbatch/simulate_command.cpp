@@ -224,6 +224,37 @@ bool schedule_ok(const SchedulerResult& r) {
   return r.accounting.ok() && r.audit_problems == 0 && r.failure.empty();
 }
 
+// The headline: ODB balanced's samples per second over the best fixed batch size's and over the
+// offline packing baselines', which users who already pack compare with.
+void print_headline(const ThroughputComparison& c) {
+  const SchedulerResult* balanced = nullptr;
+  const SchedulerResult* best_standard = nullptr;
+  std::vector<const SchedulerResult*> packing;
+  for (const auto& r : c.results) {
+    if (r.kind == SchedulerKind::odb_balanced) balanced = &r;
+    if (r.kind == SchedulerKind::standard &&
+        (!best_standard ||
+         r.metrics.samples_per_second > best_standard->metrics.samples_per_second))
+      best_standard = &r;
+    if (r.kind == SchedulerKind::gmt || r.kind == SchedulerKind::bmt) packing.push_back(&r);
+  }
+  if (!balanced || balanced->metrics.samples_per_second <= 0) return;
+  const auto over = [&](const SchedulerResult& other) {
+    return other.metrics.samples_per_second > 0
+               ? balanced->metrics.samples_per_second / other.metrics.samples_per_second
+               : 0.0;
+  };
+  std::printf("\nODB balanced: ");
+  if (best_standard)
+    std::printf("%.2fx the best fixed batch size (%s)", over(*best_standard),
+                best_standard->name.c_str());
+  for (const auto* r : packing)
+    std::printf("%s%.2fx %s (offline %s packing, lengths known in advance)",
+                best_standard || r != packing.front() ? ", " : "", over(*r), r->name.c_str(),
+                r->kind == SchedulerKind::gmt ? "sorted token-budget" : "bucketed token-budget");
+  std::printf("\n");
+}
+
 void print_table(const Report& report, const ThroughputComparison& c) {
   const auto& w = report["workload"];
   const auto& s = report["setting"];
@@ -270,6 +301,7 @@ void print_table(const Report& report, const ThroughputComparison& c) {
     if (!r.failure.empty()) std::printf("  FAILED: %s", r.failure.c_str());
     std::printf("\n");
   }
+  print_headline(c);
 }
 
 // One line per schedule: "name" speedup padding_efficiency, names double-quoted for gnuplot.
