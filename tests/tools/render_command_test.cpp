@@ -63,6 +63,12 @@ TEST_CASE("render shows a record's text, tokens and supervised positions, as JSO
   const auto run = run_cli("render " + shell_quoted(config) + " --record " + record + " --json");
   REQUIRE(run.status == 0);
   odbatch::test::check_report_convention(run.out, "render");
+  // The image settings in effect: the config's defaults here.
+  const json images = json::parse(run.out)["images"];
+  CHECK(images["max_pixels"] == 1003520);
+  CHECK(images["patch_size"] == 14);
+  CHECK(images["image_mean"].size() == 3);
+  CHECK(images["jpeg_dct_scaling"] == false);
   const json out = json::parse(run.out)["records"];
   REQUIRE(out.size() == 1);
   const auto& r = out[0];

@@ -231,6 +231,23 @@ void print_tokens(const ChatTokenizer& tokenizer, const TokenizedSample& sample,
   }
 }
 
+// The image settings in effect (from [images] and its preprocessor_config file), which decide
+// the records' image token counts and pixels.
+Report images_report(const ImageStageConfig& images) {
+  const auto& g = images.geometry;
+  const auto& p = images.pixel_values;
+  return {{"patch_size", g.patch_size},
+          {"merge_size", g.merge_size},
+          {"min_pixels", g.min_pixels},
+          {"max_pixels", g.max_pixels},
+          {"temporal_patch_size", p.temporal_patch_size},
+          {"rescale_factor", p.rescale_factor},
+          {"image_mean", p.image_mean},
+          {"image_std", p.image_std},
+          {"pixel_values", std::string(to_string(p.dtype))},
+          {"jpeg_dct_scaling", images.decoder_limits.jpeg_dct_scaling}};
+}
+
 Report json_of(const SourceRecord& record, const ChatTokenizer& tokenizer,
                const std::variant<SupervisedRendering, TokenizeError>& rendering,
                const TokenizeResult& result) {
@@ -337,6 +354,7 @@ int run_render_command(const RenderOptions& options) {
   }
   if (options.json) {
     Report report = command_report("render");
+    report["images"] = images_report(config->images);
     report["records"] = std::move(all);
     std::cout << to_readable_json(report) << '\n';
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -14,6 +15,7 @@
 #include "odbatch/config/batching_settings.hpp"
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/config/pipeline_config.hpp"
+#include "odbatch/config/preprocessor_config.hpp"
 #include "stage_config_toml.hpp"
 #include "toml_document.hpp"
 
@@ -319,6 +321,8 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) {
          c.images.decoder_limits.reject_animated = boolean(n);
        }},
+      // Read after the table, so that the [images] keys beside it take precedence (below).
+      {"preprocessor_config", [](const toml::node& n, PipelineConfig&) { (void)text(n); }},
       {"jpeg_dct_scaling",
        [](const toml::node& n, PipelineConfig& c) {
          c.images.decoder_limits.jpeg_dct_scaling = boolean(n);
@@ -525,6 +529,21 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
       throw ConfigFileError(location(source, node.source()), std::string(name.str()),
                             "expected a table");
     apply(setters->second, *table, std::string(name.str()));
+  }
+  if (const auto* images = root.get_as<toml::table>("images")) {
+    if (const auto* file = images->get("preprocessor_config")) {
+      std::set<std::string> explicit_keys;
+      for (const auto& [key, value] : *images) explicit_keys.insert(std::string(key.str()));
+      try {
+        apply_preprocessor_config(read_preprocessor_config(resolved(base_dir, text(*file))),
+                                  explicit_keys, config.images.geometry,
+                                  config.images.pixel_values);
+      } catch (const ConfigError& e) {
+        const std::string message = e.what();
+        throw ConfigFileError(location(source, file->source()), e.field(),
+                              message.substr(e.field().size() + 2));
+      }
+    }
   }
   // A template file means the model's Jinja template unless `template` says otherwise (which
   // validation then refuses, naming both keys).

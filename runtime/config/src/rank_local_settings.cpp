@@ -29,6 +29,9 @@ constexpr std::array kRankLocalKeys{
     RankLocalKey{"source.remote.request_timeout_ms", kDeadline},
     RankLocalKey{"source.remote.attempts", kDeadline},
     RankLocalKey{"source.remote.backoff_ms", kDeadline},
+    RankLocalKey{"images.preprocessor_config",
+                 "a path that may differ between machines; the values read from it are the "
+                 "images.* settings, which are compared"},
     RankLocalKey{"source.remote.ca_file",
                  "a path that may differ between machines; a server it does not verify fails "
                  "the rank, it never changes the bytes read"},
