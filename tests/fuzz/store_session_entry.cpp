@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fuzz_contract.hpp"
@@ -25,16 +27,33 @@ constexpr std::string_view kTarget = "store_session";
 // The server must have closed the connection by then; far above any loopback exchange.
 constexpr auto kCloseDeadline = std::chrono::seconds(10);
 
+// Connecting may fail for want of a local port when the machine is busy (each input's fresh
+// server and connection hold ports for a while): such a failure is retried, as a client would;
+// a refusal is the server's and is not.
+constexpr int kConnectAttempts = 100;
+constexpr auto kConnectRetryDelay = std::chrono::milliseconds(20);
+
 class ClientSocket {
  public:
-  explicit ClientSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    expect(fd_ >= 0, kTarget, "a client socket can be created");
+  explicit ClientSocket(std::uint16_t port) {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    expect(::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0,
-           kTarget, "the server accepts a connection on loopback");
+    int error = 0;
+    for (int attempt = 0; attempt < kConnectAttempts; ++attempt) {
+      fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+      expect(fd_ >= 0, kTarget, "a client socket can be created");
+      if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return;
+      error = errno;
+      ::close(fd_);
+      if (error != EADDRNOTAVAIL && error != EAGAIN && error != EINTR && error != ETIMEDOUT) break;
+      std::this_thread::sleep_for(kConnectRetryDelay);
+    }
+    const std::string promise =
+        "the server accepts a connection on loopback (connect: " + std::string(strerror(error)) +
+        ")";
+    expect(false, kTarget, promise);
   }
   // Resets instead of closing gracefully, so that thousands of inputs leave no TIME_WAIT behind.
   ~ClientSocket() {
@@ -76,7 +95,7 @@ class ClientSocket {
   }
 
  private:
-  int fd_;
+  int fd_ = -1;
 };
 
 bool is_reply(StoreOp op) {

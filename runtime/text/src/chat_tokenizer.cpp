@@ -331,10 +331,20 @@ TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
 
   // Both engines keep the first max_seq_len tokens and reject any image not wholly within them,
   // so a cut only drops text; the full length is not known.
-  if (sample->truncated && configured.over_length == OverLengthPolicy::reject)
+  if (sample->truncated && configured.over_length == OverLengthPolicy::reject) {
+    std::uint64_t visual_tokens = 0;
+    for (const auto tokens : visual_tokens_per_image) visual_tokens += tokens;
     return TokenizeError{
         TokenizeErrorReason::over_length,
-        "more than max_seq_len " + std::to_string(configured.max_seq_len) + " tokens"};
+        "more than max_seq_len " + std::to_string(configured.max_seq_len) + " tokens" +
+            (visual_tokens == 0
+                 ? std::string(kTextOverLengthRemedy)
+                 : ", " + std::to_string(visual_tokens) + " of them visual tokens of its " +
+                       std::to_string(visual_tokens_per_image.size()) + " image(s)" +
+                       std::string(2 * visual_tokens >= configured.max_seq_len
+                                       ? kImageOverLengthRemedy
+                                       : kTextOverLengthRemedy))};
+  }
   sample->supervised_targets = count_supervised_targets(sample->labels);
   if (sample->supervised_targets == 0 && configured.zero_labels == ZeroLabelPolicy::reject)
     return TokenizeError{

@@ -210,9 +210,9 @@ TokenizeResult JinjaChatEncoder::tokenize(const Conversation& conversation,
       if (length == 0)
         return TokenizeError{TokenizeErrorReason::image_mismatch, which + " has no visual token"};
       if (sample.input_ids.size() + length > limit)
-        return TokenizeError{
-            TokenizeErrorReason::over_length,
-            which + " is not wholly within max_seq_len " + std::to_string(limit) + " tokens"};
+        return TokenizeError{TokenizeErrorReason::over_length,
+                             which + " is not wholly within max_seq_len " + std::to_string(limit) +
+                                 " tokens" + std::string(kImageOverLengthRemedy)};
       sample.image_spans.push_back({static_cast<std::uint32_t>(sample.input_ids.size()), length});
       sample.input_ids.insert(sample.input_ids.end(), length,
                               static_cast<std::int32_t>(*image_id_));
@@ -226,7 +226,8 @@ TokenizeResult JinjaChatEncoder::tokenize(const Conversation& conversation,
           ids.end())
         return TokenizeError{TokenizeErrorReason::over_length,
                              "image " + std::to_string(image) + " lies past max_seq_len " +
-                                 std::to_string(limit) + " tokens"};
+                                 std::to_string(limit) + " tokens" +
+                                 std::string(kImageOverLengthRemedy)};
       break;
     }
     const TokenOffsets& at = offsets[i];

@@ -189,7 +189,7 @@ void TokenSequenceBuilder::image() {
     fail(TokenizeErrorReason::over_length,
          location() + ": image " + std::to_string(index) + " (" + std::to_string(visual_tokens) +
              " visual tokens) comes after the first max_seq_len " + std::to_string(max_seq_len_) +
-             " tokens; images are never cut");
+             " tokens; images are never cut" + std::string(kImageOverLengthRemedy));
     return;
   }
   const std::uint64_t block_end = std::uint64_t{sample_.input_ids.size()} + visual_tokens + 2;
@@ -197,7 +197,8 @@ void TokenSequenceBuilder::image() {
     fail(TokenizeErrorReason::over_length,
          location() + ": image " + std::to_string(index) + " (" + std::to_string(visual_tokens) +
              " visual tokens) would end at token " + std::to_string(block_end) +
-             ", past max_seq_len " + std::to_string(max_seq_len_) + "; images are never cut");
+             ", past max_seq_len " + std::to_string(max_seq_len_) + "; images are never cut" +
+             std::string(kImageOverLengthRemedy));
     return;
   }
   push(vocabulary_.vision_start, false);

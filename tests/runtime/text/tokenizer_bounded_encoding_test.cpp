@@ -186,7 +186,9 @@ TEST_CASE("a sample holds exactly the first max_seq_len tokens of the whole enco
         CHECK(sample.input_ids.size() == length);
       }
       CHECK(error_of(tokenize_within(model, conversation, full_size - 1, OverLengthPolicy::reject))
-                .message == "more than max_seq_len " + std::to_string(full_size - 1) + " tokens");
+                .message == "more than max_seq_len " + std::to_string(full_size - 1) +
+                                " tokens (raise batching.max_seq_len, or set "
+                                "batching.over_length = \"truncate\")");
     }
   }
 }

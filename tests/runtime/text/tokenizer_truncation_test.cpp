@@ -67,7 +67,9 @@ TEST_CASE("reject refuses a sample over max_seq_len") {
   const auto error = error_of(tokenize_within(size - 1, OverLengthPolicy::reject));
   CHECK(error.reason == TokenizeErrorReason::over_length);
   // Encoding stops past max_seq_len, so the full length is not known.
-  CHECK(error.message == "more than max_seq_len " + std::to_string(size - 1) + " tokens");
+  CHECK(error.message == "more than max_seq_len " + std::to_string(size - 1) +
+                             " tokens, 6 of them visual tokens of its 1 image(s) (raise "
+                             "batching.max_seq_len, or set batching.over_length = \"truncate\")");
 }
 
 TEST_CASE("a truncation that leaves no supervised token rejects the sample unless kept") {
@@ -93,6 +95,8 @@ TEST_CASE("a truncation never cuts through or drops an image") {
     const auto error = error_of(tokenize_within(max_seq_len, OverLengthPolicy::truncate));
     CHECK(error.reason == TokenizeErrorReason::over_length);
     CHECK(error.message.find("image 0 (6 visual tokens)") != std::string::npos);
+    CHECK(error.message.find("(lower images.max_pixels, or raise batching.max_seq_len)") !=
+          std::string::npos);
   }
   // A cut after the image only drops text.
   const auto after_image = static_cast<std::uint32_t>(first_supervised(full) + 2);

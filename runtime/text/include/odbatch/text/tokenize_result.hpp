@@ -25,6 +25,13 @@ enum class TokenizeErrorReason : std::uint8_t {
 
 std::string_view to_string(TokenizeErrorReason reason);
 
+// What an over_length rejection says to change: for one an image causes (a model's real
+// max_pixels makes images of thousands of tokens), and for one its text causes.
+inline constexpr std::string_view kImageOverLengthRemedy =
+    " (lower images.max_pixels, or raise batching.max_seq_len)";
+inline constexpr std::string_view kTextOverLengthRemedy =
+    " (raise batching.max_seq_len, or set batching.over_length = \"truncate\")";
+
 struct TokenizeError {
   TokenizeErrorReason reason = TokenizeErrorReason::over_length;
   std::string message;  // names the message (index and role) or image concerned
