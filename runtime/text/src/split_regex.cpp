@@ -138,7 +138,7 @@ void SplitRegex::find_all(std::string_view text, std::vector<MatchSpan>& matches
   const auto match_from = [&](std::size_t start) {
     std::uint64_t window = kFreeWindowBytes;
     std::uint64_t limit = kFreeMatchSteps;
-    while (true) {
+    for (bool first_try = true;; first_try = false) {
       std::size_t end =
           static_cast<std::size_t>(std::min<std::uint64_t>(text.size(), start + window));
       while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
@@ -148,9 +148,8 @@ void SplitRegex::find_all(std::string_view text, std::vector<MatchSpan>& matches
       const int rc = pcre2_match(compiled_->code, subject, end, start,
                                  PCRE2_NO_UTF_CHECK | (whole_rest ? 0 : PCRE2_PARTIAL_HARD),
                                  state.data.get(), state.context.get());
-      const std::uint64_t charge =
-          (limit > kFreeMatchSteps ? limit : 0) + (window > kFreeWindowBytes ? end - start : 0);
-      budget_left -= std::min(charge, budget_left);
+      // Every later try costs at least one step, so the retries end.
+      if (!first_try) budget_left -= std::min(limit + (end - start), budget_left);
       const bool needs_steps = rc == PCRE2_ERROR_MATCHLIMIT;
       const bool needs_text =
           !whole_rest && (rc == PCRE2_ERROR_PARTIAL || rc == PCRE2_ERROR_NOMATCH);

@@ -24,11 +24,10 @@ class RegexMatchError : public std::invalid_argument {
 // refused text, not minutes. Each match call first sees a window of kFreeWindowBytes from where it
 // starts, under a match limit (PCRE2's count of backtracking steps, which JIT-compiled matching
 // counts too) of kFreeMatchSteps; PCRE2's hard partial matching says when a result could change
-// with more text, and only then is the window doubled, as the limit is when hit. A try within
-// both free amounts is not charged: each call moves at least one character on, so such tries cost
-// a bounded amount per byte in all. A try beyond them is charged its limit and its window's bytes
-// where they exceed the free amounts. Real pre-tokenizer matches are short; a run of white space
-// costs about 14 per byte. The depth and heap limits bound the interpreter, used when JIT is
+// with more text, and only then is the window doubled, as the limit is when hit. A call's first
+// try is not charged: each call moves at least one character on, so first tries cost a bounded
+// amount per byte in all. Every later try is charged its limit plus its window's bytes. Real
+// pre-tokenizer matches are short; a run of white space costs about 14 per byte. The depth and heap limits bound the interpreter, used when JIT is
 // unavailable; JIT matching is bounded by its stack instead (kJitStackBytes).
 inline constexpr std::size_t kFreeWindowBytes = 64;
 inline constexpr std::uint32_t kFreeMatchSteps = 256;
