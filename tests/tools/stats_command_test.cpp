@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -31,8 +32,9 @@ bool data_built() {
   return false;
 }
 
-// The example pipeline over the dataset's dirty subset (good and bad records), window 32.
-fs::path dirty_pipeline() {
+// The example pipeline over the dataset's dirty subset (good and bad records), window 32, with
+// `replaced` lines (a key's whole line, by the key) instead of the example's.
+fs::path dirty_pipeline(const std::map<std::string, std::string>& replaced = {}) {
   std::istringstream example(read_file(fs::path(ODBATCH_EXAMPLES_DIR) / "pipeline.toml"));
   std::string config, line;
   while (std::getline(example, line)) {
@@ -46,9 +48,12 @@ fs::path dirty_pipeline() {
       line = "window = 32";
     else if (line.rfind("lookahead =", 0) == 0)
       continue;
+    for (const auto& [key, replacement] : replaced)
+      if (line.rfind(key + " =", 0) == 0) line = replacement;
     config += line + "\n";
   }
-  return scratch().write("stats-dirty.toml", config);
+  return scratch().write(replaced.empty() ? "stats-dirty.toml" : "stats-dirty-limited.toml",
+                         config);
 }
 
 std::size_t line_count(const std::string& text) {
@@ -84,6 +89,29 @@ TEST_CASE("stats reports every sample's lengths and the rejections of a pipeline
   const auto simulated =
       run_cli("simulate --trace " + shell_quoted(trace) + " --ranks 2 --window 16");
   CHECK_MESSAGE(simulated.status == 0, simulated.out, simulated.err);
+}
+
+TEST_CASE("stats says how many samples exceed max_seq_len, for an image or for their text") {
+  if (!data_built()) return;
+  // The model's real max_pixels makes photos thousands of tokens; a short max_seq_len under
+  // over_length = "reject" rejects long texts too.
+  const auto config =
+      dirty_pipeline({{"max_pixels", "max_pixels = 12845056"},
+                      {"max_seq_len", "max_seq_len = 300\nover_length = \"reject\""}});
+  const auto report = scratch().path("dirty-limited-stats.json");
+  const auto run = run_cli("stats " + shell_quoted(config) + " --json " + shell_quoted(report));
+  REQUIRE_MESSAGE(run.status == 0, run.out, run.err);
+  const json j = json::parse(read_file(report));
+  const auto& over = j["over_max_seq_len"];
+  CHECK(over["max_seq_len"] == 300);
+  CHECK(over["images"].get<int>() > 0);
+  CHECK(over["text"].get<int>() > 0);
+  CHECK(over["images"].get<int>() + over["text"].get<int>() ==
+        j["rejected"]["by_reason"]["over_length"].get<int>());
+  CHECK(run.out.find("over max_seq_len 300: " + std::to_string(over["images"].get<int>()) +
+                     " for an image (lower images.max_pixels), " +
+                     std::to_string(over["text"].get<int>()) + " for their text") !=
+        std::string::npos);
 }
 
 TEST_CASE("stats reads a JSONL dataset with the pipeline's defaults") {

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "gnuplot_plot.hpp"
 #include "json_input.hpp"
@@ -17,6 +21,7 @@
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/sim/length_statistics.hpp"
+#include "odbatch/text/tokenize_result.hpp"
 
 namespace odbatch::cli {
 namespace {
@@ -55,6 +60,46 @@ PipelineConfig per_sample_config(PipelineConfig c) {
   c.batching.over_budget = OverBudgetPolicy::singleton;
   return c;
 }
+
+// The epoch's over_length rejections by cause, from its ledger: an image that does not fit
+// within max_seq_len (the rejection names images.max_pixels, tokenize_result.hpp) or the text.
+struct OverLength {
+  std::uint64_t images = 0;
+  std::uint64_t text = 0;
+};
+
+OverLength over_length_causes(const std::filesystem::path& ledger) {
+  OverLength causes;
+  std::ifstream in(ledger);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto entry = nlohmann::json::parse(line, nullptr, false);
+    if (entry.is_discarded() || entry.value("kind", "") != "rejected" ||
+        entry.value("reason", "") != "over_length")
+      continue;
+    const bool image = entry.value("detail", "").find(kImageOverLengthRemedy) != std::string::npos;
+    ++(image ? causes.images : causes.text);
+  }
+  return causes;
+}
+
+// A ledger file of this process's own, removed with it.
+class ScratchLedger {
+ public:
+  ScratchLedger()
+      : path_(std::filesystem::temp_directory_path() /
+              ("odbatch-stats-" + std::to_string(::getpid()) + ".ledger.jsonl")) {}
+  ~ScratchLedger() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  ScratchLedger(const ScratchLedger&) = delete;
+  ScratchLedger& operator=(const ScratchLedger&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 SampleCost sample_of(const Batch& batch) {
   const StepInfo& info = batch.step_info();
@@ -110,7 +155,15 @@ void print_report(const Report& report, const LengthStatistics& tokens,
               report["rejected"]["total"].get<unsigned long long>());
   for (const auto& [reason, count] : report["rejected"]["by_reason"].items())
     std::printf("; %s %llu", reason.c_str(), count.get<unsigned long long>());
-  std::printf("), with images: %llu\n\n", report["samples_with_images"].get<unsigned long long>());
+  std::printf("), with images: %llu\n", report["samples_with_images"].get<unsigned long long>());
+  const auto& over = report["over_max_seq_len"];
+  if (over["images"].get<std::uint64_t>() + over["text"].get<std::uint64_t>() > 0)
+    std::printf(
+        "over max_seq_len %llu: %llu for an image (lower images.max_pixels), %llu for their "
+        "text (raise batching.max_seq_len, or over_length = \"truncate\")\n",
+        over["max_seq_len"].get<unsigned long long>(), over["images"].get<unsigned long long>(),
+        over["text"].get<unsigned long long>());
+  std::printf("\n");
   std::printf("%-8s %9s %6s %7s", "", "mean", "CV", "min");
   for (const auto& p : tokens.percentiles)
     std::printf(" %7s", ("p" + std::to_string(p.percent)).c_str());
@@ -197,11 +250,14 @@ void plot_token_lengths(const std::filesystem::path& output,
 int run_stats_command(const StatsOptions& options) {
   std::optional<Pipeline> pipeline;
   BatchingConfig batching;
+  const ScratchLedger ledger;
   try {
     if (options.plot) gnuplot_terminal(*options.plot);
     PipelineConfig config = input_config(options);
     batching = config.batching;
-    pipeline.emplace(per_sample_config(std::move(config)), DistEnv::single());
+    PipelineOptions pipeline_options;
+    pipeline_options.ledger = ledger.path();
+    pipeline.emplace(per_sample_config(std::move(config)), DistEnv::single(), pipeline_options);
   } catch (const std::exception& e) {
     std::cerr << "odbatch stats: " << e.what() << '\n';
     return 2;
@@ -229,6 +285,11 @@ int run_stats_command(const StatsOptions& options) {
   Report by_reason = Report::object();
   for (const auto& [reason, count] : snapshot.rejected_by_reason) by_reason[reason] = count;
   report["rejected"] = {{"total", snapshot.samples_rejected}, {"by_reason", by_reason}};
+  pipeline.reset();  // the ledger is complete once the pipeline is gone
+  const OverLength over_length = over_length_causes(ledger.path());
+  report["over_max_seq_len"] = {{"max_seq_len", batching.max_seq_len},
+                                {"images", over_length.images},
+                                {"text", over_length.text}};
   report["samples_with_images"] = std::count_if(samples.begin(), samples.end(),
                                                 [](const SampleCost& s) { return s.patches > 0; });
   report["tokens"] = statistics_report(tokens);
