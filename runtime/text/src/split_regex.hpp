@@ -27,8 +27,9 @@ class RegexMatchError : public std::invalid_argument {
 // with more text, and only then is the window doubled, as the limit is when hit. A call's first
 // try is not charged: each call moves at least one character on, so first tries cost a bounded
 // amount per byte in all. Every later try is charged its limit plus its window's bytes. Real
-// pre-tokenizer matches are short; a run of white space costs about 14 per byte. The depth and heap limits bound the interpreter, used when JIT is
-// unavailable; JIT matching is bounded by its stack instead (kJitStackBytes).
+// pre-tokenizer matches are short; a run of white space costs about 14 per byte. The depth and heap
+// limits bound the interpreter, used when JIT is unavailable; JIT matching is bounded by its stack
+// instead (kJitStackBytes).
 inline constexpr std::size_t kFreeWindowBytes = 64;
 inline constexpr std::uint32_t kFreeMatchSteps = 256;
 inline constexpr std::uint64_t kMatchBudgetBase = 10'000'000;
