@@ -185,7 +185,7 @@ void Pipeline::Impl::spawn_epoch(std::uint64_t number, EpochStart start) {
   if (ledger) {
     ledger->begin_epoch(LedgerEpoch{number, resources->index->record_count(),
                                     resources->index->fingerprint(), epoch->shard_spec(),
-                                    resources->mix});
+                                    resources->mix, resources->settings});
     if (steps_taken > 0) ledger->resumed(number, steps_taken);
   }
   actors::spawn_graph(*system, epoch, resources->graph);

@@ -218,7 +218,7 @@ class LedgerFileReader {
   void read_header(const JsonReader& reader, const nlohmann::json& entry) {
     reader.expect_object(entry, "",
                          {"kind", "epoch", "rank", "world_size", "record_count",
-                          "dataset_fingerprint", "seed", "shuffle", "split", "mix"});
+                          "dataset_fingerprint", "seed", "shuffle", "split", "mix", "settings"});
     RankEpoch section;
     section.file = file_;
     section.header_line = line_;
@@ -244,6 +244,12 @@ class LedgerFileReader {
       reader.fail("split", "expected contiguous or strided, got \"" + split + "\"");
     h.shard.split = split == "contiguous" ? ShardSplit::contiguous : ShardSplit::strided;
     if (const auto* mix = optional_member(entry, "mix")) h.mix = read_mix(reader, *mix, h);
+    // What the samples were made with: read, not audited (the ranks agreed on them at round 0).
+    if (const auto* settings = optional_member(entry, "settings")) {
+      if (!settings->is_object()) reader.fail("settings", "expected an object of settings");
+      for (const auto& [name, value] : settings->items())
+        h.settings.push_back({name, reader.to_string(value, "settings." + name)});
+    }
 
     EpochLedgers& ledgers = epochs_[h.epoch];
     const auto [open, first] = open_.try_emplace(h.epoch, ledgers.ranks.size());
@@ -472,9 +478,13 @@ EpochShard epoch_shard(const LedgerEpoch& h) {
 
 // The ids the epoch must emit or reject, ascending.
 std::vector<SampleId> epoch_ids(const LedgerEpoch& h) {
-  const EpochShard whole = epoch_shard(LedgerEpoch{
-      h.epoch, h.record_count, h.dataset_fingerprint,
-      ShardSpec{h.shard.seed, h.shard.epoch, false, ShardSplit::contiguous, 0, 1}, h.mix});
+  const EpochShard whole = epoch_shard(
+      LedgerEpoch{h.epoch,
+                  h.record_count,
+                  h.dataset_fingerprint,
+                  ShardSpec{h.shard.seed, h.shard.epoch, false, ShardSplit::contiguous, 0, 1},
+                  h.mix,
+                  {}});
   std::vector<SampleId> ids(whole.size());
   for (std::uint64_t i = 0; i < ids.size(); ++i) ids[i] = whole[i];
   std::sort(ids.begin(), ids.end());

@@ -34,6 +34,7 @@ void LedgerWriter::begin_epoch(const LedgerEpoch& e) {
   // [first id, records, epochs per pass] per source, only when sources are mixed.
   for (const auto& source : e.mix)
     line["mix"].push_back({source.first_id, source.record_count, source.epochs_per_pass});
+  for (const auto& setting : e.settings) line["settings"][setting.name] = setting.value;
   write_line(line.dump());
 }
 

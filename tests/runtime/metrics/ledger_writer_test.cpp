@@ -37,6 +37,7 @@ TEST_CASE("a ledger keeps every line written before its process is killed") {
     LedgerEpoch epoch;
     epoch.record_count = 10;
     epoch.shard.world_size = 1;
+    epoch.settings = {{"images.max_pixels", "12845056"}, {"batching.max_seq_len", "4096"}};
     ledger.begin_epoch(epoch);
     const std::vector<SampleId> ids = {3, 1, 4};
     ledger.step(0, 0, 0, false, ids);
@@ -51,6 +52,9 @@ TEST_CASE("a ledger keeps every line written before its process is killed") {
   std::filesystem::remove(file);
   REQUIRE(lines.size() == 3);
   CHECK(lines[0].at("kind") == "epoch");
+  // What the samples were made with.
+  CHECK(lines[0].at("settings") ==
+        nlohmann::json{{"images.max_pixels", "12845056"}, {"batching.max_seq_len", "4096"}});
   CHECK(lines[1].at("kind") == "step");
   CHECK(lines[1].at("ids") == nlohmann::json::array({3, 1, 4}));
   CHECK(lines[2].at("kind") == "rejected");

@@ -11,6 +11,7 @@
 
 #include "odbatch/core/epoch_selection.hpp"
 #include "odbatch/core/rejection.hpp"
+#include "odbatch/core/run_settings.hpp"
 #include "odbatch/core/sample.hpp"
 #include "odbatch/source/epoch_shard.hpp"
 
@@ -24,6 +25,9 @@ struct LedgerEpoch {
   ShardSpec shard;
   // The sources the epoch mixes (odbatch/core/epoch_selection.hpp); empty: every record.
   std::vector<MixedSource> mix;
+  // The run's settings that decide its samples and batches (checkpoint_settings), those a
+  // preprocessor_config file gave included, so a ledger says what its samples were made with.
+  std::vector<RunSetting> settings;
 };
 
 // Thread-safe appends, each line flushed to the file as it is written.
