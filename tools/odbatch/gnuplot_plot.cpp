@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "json_input.hpp"
+#include "temporary_directory.hpp"
 
 extern char** environ;
 
@@ -25,28 +26,6 @@ namespace fs = std::filesystem;
 
 // A chart of a few thousand points draws in well under a second; a hung gnuplot is ended.
 constexpr auto kDeadline = std::chrono::seconds(30);
-
-// A private directory for the script and data, removed when the plot is drawn.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "odbatch-plot-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw std::runtime_error("cannot create a temporary directory: " +
-                               std::string(std::strerror(errno)));
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -102,7 +81,7 @@ std::string gnuplot_quoted(const std::string& text) {
 
 void draw_with_gnuplot(const fs::path& output, const std::string& script, const std::string& data) {
   const std::string terminal = gnuplot_terminal(output);
-  const TemporaryDirectory directory;
+  const TemporaryDirectory directory("odbatch-plot");
   const auto data_file = directory.path() / "data.dat";
   const auto script_file = directory.path() / "plot.gp";
   write_text(data_file, data);

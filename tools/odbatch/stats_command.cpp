@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "gnuplot_plot.hpp"
@@ -22,6 +21,7 @@
 #include "odbatch/config/config_file_error.hpp"
 #include "odbatch/sim/length_statistics.hpp"
 #include "odbatch/text/tokenize_result.hpp"
+#include "temporary_directory.hpp"
 
 namespace odbatch::cli {
 namespace {
@@ -82,24 +82,6 @@ OverLength over_length_causes(const std::filesystem::path& ledger) {
   }
   return causes;
 }
-
-// A ledger file of this process's own, removed with it.
-class ScratchLedger {
- public:
-  ScratchLedger()
-      : path_(std::filesystem::temp_directory_path() /
-              ("odbatch-stats-" + std::to_string(::getpid()) + ".ledger.jsonl")) {}
-  ~ScratchLedger() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  ScratchLedger(const ScratchLedger&) = delete;
-  ScratchLedger& operator=(const ScratchLedger&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 SampleCost sample_of(const Batch& batch) {
   const StepInfo& info = batch.step_info();
@@ -250,13 +232,15 @@ void plot_token_lengths(const std::filesystem::path& output,
 int run_stats_command(const StatsOptions& options) {
   std::optional<Pipeline> pipeline;
   BatchingConfig batching;
-  const ScratchLedger ledger;
+  std::optional<TemporaryDirectory> scratch;  // for the ledger the rejections are read from
+  std::filesystem::path ledger;
   try {
     if (options.plot) gnuplot_terminal(*options.plot);
     PipelineConfig config = input_config(options);
     batching = config.batching;
+    ledger = scratch.emplace("odbatch-stats").path() / "ledger.jsonl";
     PipelineOptions pipeline_options;
-    pipeline_options.ledger = ledger.path();
+    pipeline_options.ledger = ledger;
     pipeline.emplace(per_sample_config(std::move(config)), DistEnv::single(), pipeline_options);
   } catch (const std::exception& e) {
     std::cerr << "odbatch stats: " << e.what() << '\n';
@@ -286,7 +270,7 @@ int run_stats_command(const StatsOptions& options) {
   for (const auto& [reason, count] : snapshot.rejected_by_reason) by_reason[reason] = count;
   report["rejected"] = {{"total", snapshot.samples_rejected}, {"by_reason", by_reason}};
   pipeline.reset();  // the ledger is complete once the pipeline is gone
-  const OverLength over_length = over_length_causes(ledger.path());
+  const OverLength over_length = over_length_causes(ledger);
   report["over_max_seq_len"] = {{"max_seq_len", batching.max_seq_len},
                                 {"images", over_length.images},
                                 {"text", over_length.text}};
