@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "odbatch/dist/inproc_collective.hpp"
 #include "odbatch/stage/stage.hpp"
@@ -104,6 +105,17 @@ std::optional<PipelineFailure> run_to_failure(Pipeline& pipeline, std::size_t& t
   return std::nullopt;
 }
 
+// Runs `body(rank, dist)` on each of two in-process ranks, each on its own thread.
+constexpr std::uint32_t kWorld = 2;
+template <class Body>
+void on_two_ranks(Body body) {
+  const auto group = InprocGroup::create(kWorld);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
+    threads.emplace_back([&, rank] { body(rank, DistEnv::inproc(group, rank, kWorld)); });
+  for (auto& thread : threads) thread.join();
+}
+
 }  // namespace
 
 TEST_CASE("a stage that never returns fails the epoch after stall_timeout, naming what waits") {
@@ -140,25 +152,20 @@ TEST_CASE("with two ranks, one rank's stalled stage fails both, each naming the 
   const test::TempDir dir;
   const auto file = dir.path() / "records.jsonl";
   test::write_jsonl(file, test::text_records(200));
-  constexpr std::uint32_t kWorld = 2;
-  const auto group = InprocGroup::create(kWorld);
   // Only rank 1 holds its records, after 20 (rank 0's gate is open: the ranks' stage settings
   // must agree); rank 0 keeps going until it waits in a round for rank 1.
   std::vector<Gate> gates(kWorld);
   gates[0].open();
   std::vector<std::atomic<std::int64_t>> seen(kWorld);
   std::vector<std::optional<PipelineFailure>> failures(kWorld);
-  std::vector<std::thread> threads;
-  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
-    threads.emplace_back([&, rank] {
-      Pipeline pipeline(held_config(file, 20, 0, 400ms), DistEnv::inproc(group, rank, kWorld),
-                        holding_stage(gates[rank], seen[rank]));
-      pipeline.start_epoch(0);
-      std::size_t taken = 0;
-      failures[rank] = run_to_failure(pipeline, taken);
-      gates[rank].open();
-    });
-  for (auto& thread : threads) thread.join();
+  on_two_ranks([&](std::uint32_t rank, DistEnv dist) {
+    Pipeline pipeline(held_config(file, 20, 0, 400ms), std::move(dist),
+                      holding_stage(gates[rank], seen[rank]));
+    pipeline.start_epoch(0);
+    std::size_t taken = 0;
+    failures[rank] = run_to_failure(pipeline, taken);
+    gates[rank].open();
+  });
   REQUIRE(failures[0].has_value());
   REQUIRE(failures[1].has_value());
   CHECK(failures[1]->cause() == PipelineFailure::Cause::stalled);
@@ -172,23 +179,18 @@ TEST_CASE("a slow stage that keeps finishing items, and a rank waiting in a roun
   const test::TempDir dir;
   const auto file = dir.path() / "records.jsonl";
   test::write_jsonl(file, test::text_records(120));
-  constexpr std::uint32_t kWorld = 2;
-  const auto group = InprocGroup::create(kWorld);
   Gate never_used;
   std::vector<std::atomic<std::int64_t>> seen(kWorld);
   std::vector<std::optional<PipelineFailure>> failures(kWorld);
   std::vector<std::size_t> taken(kWorld);
-  std::vector<std::thread> threads;
-  for (std::uint32_t rank = 0; rank < kWorld; ++rank)
-    threads.emplace_back([&, rank] {
-      // Each record takes 40 ms (about 10 stall timeouts for the whole epoch); rank 1's trainer
-      // spends 8 stall timeouts on each batch, while rank 0 waits for it in a round.
-      Pipeline pipeline(held_config(file, -1, 40, 100ms), DistEnv::inproc(group, rank, kWorld),
-                        holding_stage(never_used, seen[rank]));
-      pipeline.start_epoch(0);
-      failures[rank] = run_to_failure(pipeline, taken[rank], rank == 1 ? 800ms : 0ms);
-    });
-  for (auto& thread : threads) thread.join();
+  on_two_ranks([&](std::uint32_t rank, DistEnv dist) {
+    // Each record takes 40 ms (about 10 stall timeouts for the whole epoch); rank 1's trainer
+    // spends 8 stall timeouts on each batch, while rank 0 waits for it in a round.
+    Pipeline pipeline(held_config(file, -1, 40, 100ms), std::move(dist),
+                      holding_stage(never_used, seen[rank]));
+    pipeline.start_epoch(0);
+    failures[rank] = run_to_failure(pipeline, taken[rank], rank == 1 ? 800ms : 0ms);
+  });
   for (std::uint32_t rank = 0; rank < kWorld; ++rank) {
     CAPTURE(rank);
     CHECK_MESSAGE(!failures[rank].has_value(), (failures[rank] ? failures[rank]->what() : ""));
