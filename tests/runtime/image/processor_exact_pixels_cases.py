@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What Hugging Face's Qwen2VLImageProcessor gives for every JPEG photo of the dataset: Pillow's
 full decode (no draft()), convert("RGB"), BICUBIC resize to smart_resize's size, and the
-processor's pixel_values (qwen2vl_pixel_values_cases.pixel_values, the numpy reimplementation),
+processor's pixel_values (qwen2vl_pixel_values_cases.patch_values, the numpy reimplementation),
 at Qwen2-VL's default max_pixels and at the real preprocessor_config.json's (12,845,056). The
 test checks that odbatch's default decode gives these exact bytes.
 
@@ -18,7 +18,7 @@ import zlib
 from PIL import Image
 
 from qwen2vl_geometry import smart_resize
-from qwen2vl_pixel_values_cases import pixel_values
+from qwen2vl_pixel_values_cases import patch_values
 
 # Qwen2-VL's default geometry, and the max_pixels its preprocessor_config.json ships.
 GEOMETRIES = [(56 * 56, 28 * 28 * 1280), (56 * 56, 12845056)]
@@ -37,7 +37,7 @@ def main():
         for min_pixels, max_pixels in GEOMETRIES:
             height, width = smart_resize(rgb.height, rgb.width, min_pixels, max_pixels)
             resized = rgb.resize((width, height), Image.BICUBIC)
-            _, _, values = pixel_values(rgb, height, width)
+            _, _, values = patch_values(resized)
             lines.append("\t".join(str(field) for field in (
                 path.relative_to(image_dir), min_pixels, max_pixels, width, height,
                 zlib.crc32(resized.tobytes()), zlib.crc32(values.astype("<f4").tobytes()))))

@@ -52,7 +52,13 @@ def normalize(image, mean, std):
 
 
 def pixel_values(rgb_image, height, width):
-    resized = np.array(rgb_image.resize((width, height), Image.BICUBIC))
+    return patch_values(rgb_image.resize((width, height), Image.BICUBIC))
+
+
+def patch_values(resized_rgb):
+    """The processor's values of an image already resized to its target size."""
+    resized = np.array(resized_rgb)
+    height, width = resized.shape[:2]
     image = normalize(rescale(resized, RESCALE_FACTOR), IMAGE_MEAN, IMAGE_STD)
     patches = image.transpose(2, 0, 1)[np.newaxis]  # (frames, C, H, W)
     patches = np.concatenate([patches] * TEMPORAL_PATCH_SIZE, axis=0)
