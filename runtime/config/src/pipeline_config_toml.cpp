@@ -450,12 +450,13 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
   // A key of another table in [batching] is named as such before the batching settings reject it.
   if (const auto* batching = root.get_as<toml::table>("batching")) {
     const auto names = batching_setting_names();
-    for (const auto& [key, value] : *batching)
-      if (std::find(names.begin(), names.end(), key.str()) == names.end() &&
-          unknown_key("batching", key.str()) != "unknown key")
+    for (const auto& [key, value] : *batching) {
+      if (std::find(names.begin(), names.end(), key.str()) != names.end()) continue;
+      const std::string message = unknown_key("batching", key.str());
+      if (message != "unknown key")
         throw ConfigFileError(location(source, value.source()),
-                              "batching." + std::string(key.str()),
-                              unknown_key("batching", key.str()));
+                              "batching." + std::string(key.str()), message);
+    }
   }
   config.batching = batching_config_from_toml(document, source);
   // Unless the file says otherwise, the layout follows the budget mode: a packed budget is only
