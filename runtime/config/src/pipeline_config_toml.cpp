@@ -141,6 +141,36 @@ std::uint64_t epochs_per_pass_of_fraction(double fraction) {
 
 constexpr std::string_view kMixKey = "source.mix";
 
+// `[pipeline] mode`: true for "evaluation", false for "training".
+bool evaluation_mode(const toml::node& node) {
+  const std::string mode = text(node);
+  if (mode != "training" && mode != "evaluation")
+    throw SettingError("expected \"training\" or \"evaluation\", not \"" + mode + "\"");
+  return mode == "evaluation";
+}
+
+// An evaluation reads every record of every source once each epoch, in file order, so that
+// every evaluation sees the same samples and each exactly once over the ranks.
+void apply_evaluation_mode(const toml::table& root, std::string_view source,
+                           PipelineConfig& config) {
+  const auto refuse = [&](const toml::node& node, const std::string& key, const std::string& why) {
+    throw ConfigFileError(location(source, node.source()), key,
+                          why +
+                              " (pipeline.mode = \"evaluation\" reads every record once an "
+                              "epoch, in file order)");
+  };
+  if (const auto* shuffle = root.at_path("source.shuffle").node(); shuffle && boolean(*shuffle))
+    refuse(*shuffle, "source.shuffle", "an evaluation does not shuffle");
+  if (const auto* mix = root.at_path("source.mix").as_array())
+    for (std::size_t i = 0; i < mix->size(); ++i)
+      for (const char* key : {"epochs_per_pass", "fraction"})
+        if (const auto* table = mix->get(i)->as_table();
+            table && table->contains(key) && config.source.mix[i].epochs_per_pass != 1)
+          refuse(*table->get(key), "source.mix[" + std::to_string(i) + "]." + key,
+                 "an evaluation reads each source whole");
+  config.source.shuffle = false;
+}
+
 std::map<std::string, TableSetters, std::less<>> table_setters(
     const std::filesystem::path& base_dir) {
   std::map<std::string, TableSetters, std::less<>> tables;
@@ -347,6 +377,7 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        }},
   };
   tables["pipeline"] = {
+      {"mode", [](const toml::node& n, PipelineConfig&) { (void)evaluation_mode(n); }},
       {"reader_capacity",
        [](const toml::node& n, PipelineConfig& c) { c.flow.reader_capacity = integer32(n, 1); }},
       {"lookahead",
@@ -546,6 +577,8 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
       }
     }
   }
+  if (const auto* mode = root.at_path("pipeline.mode").node(); mode && evaluation_mode(*mode))
+    apply_evaluation_mode(root, source, config);
   // A template file means the model's Jinja template unless `template` says otherwise (which
   // validation then refuses, naming both keys).
   if (const auto* tokenizer = root["tokenizer"].as_table();

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "group_index.hpp"
 #include "odbatch/core/rank_names.hpp"
 #include "odbatch/dist/gloo_collective.hpp"
 #include "odbatch/dist/store_location.hpp"
@@ -17,6 +18,7 @@
 #include "odbatch/store/store_token.hpp"
 #include "odbatch/store/tcp_store_client.hpp"
 #include "odbatch/store/tcp_store_server.hpp"
+#include "shared_store_host.hpp"
 
 namespace odbatch {
 namespace {
@@ -73,8 +75,13 @@ class ProcessGroupCollective::Group {
     client.connect_timeout = timing_.connect_timeout;
     client.call_timeout = timing_.store_timeout;
     connect(client);
-    calls_ = std::make_unique<PrefixStore>(PrefixStore::for_run(env_.run_id, *calls_client_));
-    beats_ = std::make_unique<PrefixStore>(PrefixStore::for_run(env_.run_id, *beats_client_));
+    // Every Pipeline of the process is a group of its own on the run's store.
+    const std::uint64_t group =
+        next_group_index(env_.run_id, rank_, client.host + ":" + std::to_string(client.port));
+    calls_ =
+        std::make_unique<PrefixStore>(PrefixStore::for_group(env_.run_id, group, *calls_client_));
+    beats_ =
+        std::make_unique<PrefixStore>(PrefixStore::for_group(env_.run_id, group, *beats_client_));
     gloo_keys_ = std::make_unique<PrefixStore>("gloo/", *calls_);
 
     join_barrier();
@@ -101,7 +108,9 @@ class ProcessGroupCollective::Group {
     const std::uint16_t port = hosted_store_port(env_);
     const auto server = TcpStoreServerOptions::at(env_.master_addr, port, env_.store_token);
     try {
-      server_ = std::make_unique<TcpStoreServer>(server);
+      server_ = share_hosted_store(server);
+    } catch (const std::invalid_argument& e) {
+      throw CollectiveError(e.what());
     } catch (const StoreError& e) {
       const std::string which = env_.store_port != 0
                                     ? "ODBATCH_STORE_PORT"
@@ -339,8 +348,8 @@ class ProcessGroupCollective::Group {
   std::uint32_t world_;
   DistEnv env_;
   DistributedConfig timing_;
-  std::string store_host_;  // who serves the store, for the errors when it is lost
-  std::unique_ptr<TcpStoreServer> server_;
+  std::string store_host_;                  // who serves the store, for the errors when it is lost
+  std::shared_ptr<TcpStoreServer> server_;  // shared by the process's groups (its Pipelines)
   std::unique_ptr<TcpStoreClient> calls_client_;
   std::unique_ptr<TcpStoreClient> beats_client_;
   std::unique_ptr<PrefixStore> calls_;

@@ -1,6 +1,7 @@
 #include "odbatch/store/prefix_store.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace odbatch {
@@ -15,6 +16,11 @@ PrefixStore PrefixStore::for_run(std::string_view run_id, Store& inner) {
     throw std::invalid_argument("run id '" + std::string(run_id) +
                                 "' must be non-empty and without '/'");
   return PrefixStore("run/" + std::string(run_id) + "/", inner);
+}
+
+PrefixStore PrefixStore::for_group(std::string_view run_id, std::uint64_t group, Store& inner) {
+  return PrefixStore(for_run(run_id, inner).prefix() + "group/" + std::to_string(group) + "/",
+                     inner);
 }
 
 std::uint64_t PrefixStore::erase_all() {

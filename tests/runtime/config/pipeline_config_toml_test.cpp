@@ -113,6 +113,40 @@ TEST_CASE("errors name the file, line and key") {
   CHECK(error_of("[source\n").find("TOML syntax error") != std::string::npos);
 }
 
+TEST_CASE("an evaluation pipeline reads every record once an epoch, in file order") {
+  CHECK(parse(std::string(kMinimal)).source.shuffle);
+  CHECK(parse(std::string(kMinimal) + "[pipeline]\nmode = \"training\"\n").source.shuffle);
+  const auto evaluation = parse(std::string(kMinimal) + "[pipeline]\nmode = \"evaluation\"\n");
+  CHECK(!evaluation.source.shuffle);
+  const std::string explicit_order = R"(
+[source]
+files = ["eval.jsonl"]
+shuffle = false
+[[source.mix]]
+files = ["more.jsonl"]
+epochs_per_pass = 1
+[tokenizer]
+model = "spm.model"
+[pipeline]
+mode = "evaluation"
+)";
+  CHECK(!parse(explicit_order).source.shuffle);
+  // Settings that would leave records out, or read them in another order each epoch, are refused
+  // under their own keys.
+  std::string shuffled = explicit_order;
+  shuffled.replace(shuffled.find("shuffle = false"), 15, "shuffle = true");
+  CHECK(error_of(shuffled).find("p.toml:4:11") != std::string::npos);
+  CHECK(error_of(shuffled).find("source.shuffle: an evaluation does not shuffle") !=
+        std::string::npos);
+  std::string partial = explicit_order;
+  partial.replace(partial.find("epochs_per_pass = 1"), 19, "fraction = 0.5");
+  CHECK(error_of(partial).find("source.mix[0].fraction: an evaluation reads each source whole") !=
+        std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[pipeline]\nmode = \"eval\"\n")
+            .find("pipeline.mode: expected \"training\" or \"evaluation\", not \"eval\"") !=
+        std::string::npos);
+}
+
 TEST_CASE("the bundled example loads") {
   const auto c = PipelineConfig::from_toml_file(ODBATCH_EXAMPLES_DIR "/pipeline.toml");
   CHECK(c.source.files.size() == 1);

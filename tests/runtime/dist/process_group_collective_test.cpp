@@ -51,9 +51,10 @@ DistEnv rank_env(std::uint32_t rank, std::uint32_t world, std::uint16_t port) {
   return env;
 }
 
-// Every rank's collective, built concurrently (each waits for the others to join the mesh).
-std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t world) {
-  const std::uint16_t port = free_tcp_port("127.0.0.1");
+// Every rank's collective, built concurrently (each waits for the others to join the mesh), on
+// the store at `port`.
+std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t world,
+                                                                std::uint16_t port) {
   std::vector<std::future<std::unique_ptr<ProcessGroupCollective>>> joining;
   for (std::uint32_t r = 0; r < world; ++r)
     joining.push_back(std::async(std::launch::async, [=] {
@@ -62,6 +63,10 @@ std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t wo
   std::vector<std::unique_ptr<ProcessGroupCollective>> group;
   for (auto& j : joining) group.push_back(j.get());
   return group;
+}
+
+std::vector<std::unique_ptr<ProcessGroupCollective>> join_group(std::uint32_t world) {
+  return join_group(world, free_tcp_port("127.0.0.1"));
 }
 
 // Destroys every rank's collective at once: rank 0's finish barrier waits for the others.
@@ -77,6 +82,18 @@ Bytes blob(std::uint32_t rank, std::uint64_t round) {
   for (std::size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<std::byte>(rank * 7 + round + i);
   return bytes;
+}
+
+// One round of `group`: every rank's blob reaches every rank.
+void check_round(std::vector<std::unique_ptr<ProcessGroupCollective>>& group, std::uint64_t round) {
+  std::vector<std::future<std::vector<Bytes>>> results;
+  for (std::uint32_t r = 0; r < group.size(); ++r)
+    results.push_back(std::async(std::launch::async, [&, r] {
+      return group[r]->allgather(blob(r, round), Clock::now() + kBound);
+    }));
+  std::vector<Bytes> expected;
+  for (std::uint32_t r = 0; r < group.size(); ++r) expected.push_back(blob(r, round));
+  for (auto& result : results) CHECK(result.get() == expected);
 }
 
 std::string collective_error_of(std::future<std::vector<Bytes>>& result) {
@@ -96,17 +113,39 @@ bool contains(const std::string& text, const std::string& part) {
 TEST_CASE("every rank gets every rank's blob, round after round") {
   constexpr std::uint32_t kWorld = 3;
   auto group = join_group(kWorld);
-  for (std::uint64_t round = 0; round < 30; ++round) {
-    std::vector<std::future<std::vector<Bytes>>> results;
-    for (std::uint32_t r = 0; r < kWorld; ++r)
-      results.push_back(std::async(std::launch::async, [&, r] {
-        return group[r]->allgather(blob(r, round), Clock::now() + kBound);
-      }));
-    std::vector<Bytes> expected;
-    for (std::uint32_t r = 0; r < kWorld; ++r) expected.push_back(blob(r, round));
-    for (auto& result : results) CHECK(result.get() == expected);
-  }
+  for (std::uint64_t round = 0; round < 30; ++round) check_round(group, round);
   leave_group(group);
+}
+
+TEST_CASE("several groups per rank (a training and an evaluation Pipeline) share rank 0's store") {
+  // torchrun's variables only: every group finds the store at the same port, and rank 0 hosts
+  // it once for all of them.
+  constexpr std::uint32_t kWorld = 2;
+  const std::uint16_t port = free_tcp_port("127.0.0.1");
+  auto training = join_group(kWorld, port);
+  auto evaluation = join_group(kWorld, port);
+  for (std::uint64_t round = 0; round < 5; ++round) {
+    check_round(training, round);
+    check_round(evaluation, round + 100);
+  }
+  // A group that ends clears its own keys only; the store stays while a group uses it.
+  leave_group(evaluation);
+  check_round(training, 5);
+  auto another = join_group(kWorld, port);
+  check_round(another, 0);
+  check_round(training, 6);
+  leave_group(training);
+  check_round(another, 1);
+  leave_group(another);
+  // Once the last group has left, the port is free again and the next group hosts it anew.
+  auto later = join_group(kWorld, port);
+  check_round(later, 0);
+  leave_group(later);
+  // ... and it is gone with the last group.
+  TcpStoreClientOptions client;
+  client.port = port;
+  client.connect_timeout = 300ms;
+  CHECK_THROWS_AS(TcpStoreClient{client}, StoreError);
 }
 
 TEST_CASE("an abort reaches the ranks waiting for the round, with its reason") {
@@ -342,7 +381,7 @@ TEST_CASE("joining: a peer that dies before publishing its Gloo address is named
     client.port = port;
     client.connect_timeout = 10s;
     TcpStoreClient rank2(client);
-    rank2.set("run/test/joined/2", store_bytes("1"));
+    rank2.set("run/test/group/0/joined/2", store_bytes("1"));
   }
   const auto start = Clock::now();
   for (std::uint32_t r = 0; r < 2; ++r) {

@@ -15,6 +15,9 @@ class PrefixStore final : public Store {
 
   // The namespace of run `run_id` (non-empty, without '/'): keys under "run/<run_id>/".
   static PrefixStore for_run(std::string_view run_id, Store& inner);
+  // The namespace of process group `group` of that run (each Pipeline of a process is one):
+  // keys under "run/<run_id>/group/<group>/".
+  static PrefixStore for_group(std::string_view run_id, std::uint64_t group, Store& inner);
 
   const std::string& prefix() const { return prefix_; }
 
