@@ -149,6 +149,8 @@ std::optional<RecordWork> read_parsed(ReaderState& s, std::uint64_t seq, SampleS
   }
   auto& conversation = std::get<Conversation>(parsed);
   staged.messages = std::move(conversation.messages);
+  staged.tools_json = std::move(conversation.tools_json);
+  staged.template_kwargs_json = std::move(conversation.template_variables_json);
   for (const auto& path : conversation.images) {
     auto image =
         load_image(s, id, staged.where, tar_sample ? &r.members : nullptr, path, start.rejection);
@@ -215,6 +217,8 @@ void finalize(ReaderState& s, RecordWork& work, const std::vector<TarMember>* me
     text.conversation.images.push_back(path);
   }
   text.conversation.messages = std::move(record.messages);
+  text.conversation.tools_json = std::move(record.tools_json);
+  text.conversation.template_variables_json = std::move(record.template_kwargs_json);
   start.parts = 1 + static_cast<std::uint32_t>(images.size());
 }
 

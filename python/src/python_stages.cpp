@@ -38,14 +38,25 @@ class PythonObject {
 };
 
 std::string_view role_name(Role role) {
-  return role == Role::system ? "system" : role == Role::user ? "user" : "assistant";
+  switch (role) {
+    case Role::system:
+      return "system";
+    case Role::user:
+      return "user";
+    case Role::assistant:
+      return "assistant";
+    case Role::tool:
+      return "tool";
+  }
+  return "unknown";
 }
 
 Role role_of(const std::string& name) {
   if (name == "system") return Role::system;
   if (name == "user") return Role::user;
   if (name == "assistant") return Role::assistant;
-  throw std::invalid_argument("role \"" + name + "\": expected system, user or assistant");
+  if (name == "tool") return Role::tool;
+  throw std::invalid_argument("role \"" + name + "\": expected system, user, assistant or tool");
 }
 
 // Calls the stage's callable on `value`; a Reject becomes the stage's verdict, any other Python
@@ -84,11 +95,15 @@ class PythonRecordStage final : public RecordStage {
     value["where"] = record.where;
     value["source"] = record.source;
     value["seed"] = context.random()();
+    // Each message as the record has it: role, content and its other keys (tool_calls, ...).
+    const auto loads = py::module_::import("json").attr("loads");
     py::list messages;
     for (const auto& message : record.messages) {
       py::dict m;
       m["role"] = role_name(message.role);
       m["content"] = message.content;
+      if (!message.fields_json.empty())
+        for (const auto& [key, field] : loads(message.fields_json).cast<py::dict>()) m[key] = field;
       messages.append(std::move(m));
     }
     value["messages"] = std::move(messages);
@@ -108,17 +123,25 @@ class PythonRecordStage final : public RecordStage {
     value["images"] = std::move(images);
     py::dict fields;
     if (!record.fields.empty()) {
-      const auto loads = py::module_::import("json").attr("loads");
       for (const auto& [key, json] : record.fields) fields[py::str(key)] = loads(json);
     }
     value["fields"] = fields;
     value["template_variables"] = record.template_variables;
     return call(callable_->get(), std::move(value), [&](const py::dict& result) {
+      const auto dumps = py::module_::import("json").attr("dumps");
       std::vector<Message> changed;
       for (const auto& item : result["messages"]) {
         const auto m = item.cast<py::dict>();
+        // A null content (an assistant message that only calls tools) stays a key of its own.
+        py::dict fields;
+        for (const auto& [key, field] : m)
+          if (std::string(py::str(key)) != "role" &&
+              (std::string(py::str(key)) != "content" || field.is_none()))
+            fields[key] = field;
         changed.push_back(
-            {role_of(m["role"].cast<std::string>()), m["content"].cast<std::string>()});
+            {role_of(m["role"].cast<std::string>()),
+             m["content"].is_none() ? std::string() : m["content"].cast<std::string>(),
+             fields.empty() ? std::string() : std::string(py::str(dumps(fields)))});
       }
       std::vector<StageImage> kept;
       for (const auto& item : result["images"]) {
@@ -144,7 +167,6 @@ class PythonRecordStage final : public RecordStage {
           result["template_variables"].cast<std::map<std::string, std::string>>();
       const auto returned_fields = result["fields"].cast<py::dict>();
       if (!record.fields.empty() || !returned_fields.empty()) {
-        const auto dumps = py::module_::import("json").attr("dumps");
         std::map<std::string, std::string> out;
         for (const auto& [key, field] : returned_fields)
           out[std::string(py::str(key))] = std::string(py::str(dumps(field)));

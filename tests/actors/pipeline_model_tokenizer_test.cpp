@@ -5,9 +5,15 @@
 // tokens sit between the template's vision tokens, as with the built-in ChatML preset.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <numeric>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "odbatch/core/ledger.hpp"
+#include "odbatch/source/conversation_parser.hpp"
+#include "odbatch/text/chat_tokenizer.hpp"
 #include "odbatch/text/hf_tokenizer.hpp"
 #include "pipeline_test_support.hpp"
 
@@ -75,6 +81,50 @@ TEST_CASE("an epoch with a tokenizer.json and Qwen2-VL's Jinja template: all acc
     for (const auto& sample : step.samples) image_samples += sample.patches > 0;
   CHECK(image_samples + 3 >= kImageRecords);
   MESSAGE(report.summary() << "; " << image_samples << " samples with images");
+}
+
+// Tool-use records (tools, tool calls and results, chat_template_kwargs) through the pipeline:
+// every one reaches the tokenizer whole, so each row equals the record tokenized on its own.
+TEST_CASE("an epoch of tool-use records with Qwen2.5's template and template variables") {
+  const test::TempDir dir;
+  const auto records_file = std::filesystem::path(ODBATCH_TEXT_TEST_DATA_DIR) / "tool_use.jsonl";
+  auto config = test::small_config({records_file});
+  config.tokenizer.model = kTokenizerJson;
+  auto& options = config.tokenizer.options;
+  options.chat_template = ChatTemplate::jinja;
+  options.template_file =
+      std::filesystem::path(ODBATCH_CHAT_TEMPLATE_DIR) / "qwen2.5-7b-instruct.jinja";
+  options.eos_token = "<|im_end|>";
+  options.template_date = "2024-07-26";
+  options.template_variables["enable_thinking"] = "false";
+  config.flow.layout = BatchLayout::packed;
+  Pipeline pipeline(config, DistEnv::single());
+  pipeline.start_epoch(0);
+  const auto batches = test::drain(pipeline);
+
+  const ChatTokenizer tokenizer(kTokenizerJson, pipeline.config().tokenizer.options);
+  std::vector<std::string> lines;
+  std::ifstream in(records_file);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::set<SampleId> seen;
+  for (const auto& batch : batches) {
+    const auto& info = batch->step_info();
+    const auto cuts = batch->cu_seqlens();
+    for (std::size_t row = 0; row < info.sample_ids.size(); ++row) {
+      const SampleId id = info.sample_ids[row];
+      CAPTURE(id);
+      seen.insert(id);
+      const auto parsed = parse_conversation(lines.at(id), "tool_use.jsonl");
+      REQUIRE(std::holds_alternative<Conversation>(parsed));
+      const auto alone = tokenizer.tokenize(std::get<Conversation>(parsed), {});
+      REQUIRE(std::holds_alternative<TokenizedSample>(alone));
+      const auto ids = batch->input_ids().subspan(
+          static_cast<std::size_t>(cuts[row]), static_cast<std::size_t>(cuts[row + 1] - cuts[row]));
+      CHECK(std::vector<std::int32_t>(ids.begin(), ids.end()) ==
+            std::get<TokenizedSample>(alone).input_ids);
+    }
+  }
+  CHECK(seen.size() == lines.size());
 }
 
 }  // namespace

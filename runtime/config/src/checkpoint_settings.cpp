@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "odbatch/core/stable_hash.hpp"
 #include "odbatch/source/regular_file.hpp"
@@ -62,6 +64,15 @@ std::string describe_mix(const std::vector<MixedSource>& sources) {
   return text;
 }
 
+// `{"date_string": "26 Jul 2024", "enable_thinking": false}`; "(none)" without any.
+std::string template_variables_text(const std::map<std::string, std::string>& variables) {
+  if (variables.empty()) return "(none)";
+  std::string text = "{";
+  for (const auto& [name, json] : variables)
+    text += (text.size() > 1 ? ", \"" : "\"") + name + "\": " + json;
+  return text + "}";
+}
+
 }  // namespace
 
 std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
@@ -89,6 +100,7 @@ std::vector<RunSetting> checkpoint_settings(const PipelineConfig& config,
       {"tokenizer.eos_token", t.eos_token.value_or("(template file's)")},
       {"tokenizer.tiktoken_preset", t.tiktoken_preset},
       {"tokenizer.template_date", t.template_date.value_or("(the day of the run)")},
+      {"tokenizer.template_variables", template_variables_text(t.template_variables)},
       {"tokenizer.image_content", s(t.image_content)},
       {"tokenizer.image_text", t.image_text.value_or("(vision pieces)")},
       {"tokenizer.image_piece", t.image_piece},

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include "odbatch/config/batching_config_toml.hpp"
 #include "odbatch/config/batching_settings.hpp"
@@ -140,6 +141,49 @@ std::uint64_t epochs_per_pass_of_fraction(double fraction) {
 }
 
 constexpr std::string_view kMixKey = "source.mix";
+constexpr std::string_view kTemplateVariablesKey = "tokenizer.template_variables";
+
+// A TOML value as JSON: tables are objects, arrays lists.
+nlohmann::json json_of(const toml::node& node, const std::string& key) {
+  if (const auto* table = node.as_table()) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [name, value] : *table)
+      object[std::string(name.str())] = json_of(value, key + "." + std::string(name.str()));
+    return object;
+  }
+  if (const auto* array = node.as_array()) {
+    nlohmann::json items = nlohmann::json::array();
+    for (std::size_t i = 0; i < array->size(); ++i)
+      items.push_back(json_of(*array->get(i), key + "[" + std::to_string(i) + "]"));
+    return items;
+  }
+  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* b = node.as_boolean()) return b->get();
+  if (const auto* i = node.as_integer()) return i->get();
+  if (const auto* f = node.as_floating_point()) {
+    if (!std::isfinite(f->get()))
+      throw SettingError(key + " = " + shortest(f->get()) + ": has no JSON form");
+    return f->get();
+  }
+  throw SettingError(key + ": a TOML date or time has no JSON form; write it as a string");
+}
+
+// [tokenizer.template_variables]: each key a variable, its value as JSON text.
+void apply_template_variables(const toml::node& value, std::string_view source,
+                              std::map<std::string, std::string>& variables) {
+  const auto* table = value.as_table();
+  if (!table)
+    throw ConfigFileError(location(source, value.source()), std::string(kTemplateVariablesKey),
+                          "expected a table of variables, e.g. { enable_thinking = false }");
+  for (const auto& [name, variable] : *table) {
+    const std::string key = std::string(kTemplateVariablesKey) + "." + std::string(name.str());
+    try {
+      variables[std::string(name.str())] = json_of(variable, key).dump();
+    } catch (const SettingError& e) {
+      throw ConfigFileError(location(source, variable.source()), key, e.what());
+    }
+  }
+}
 
 // `[pipeline] mode`: true for "evaluation", false for "training".
 bool evaluation_mode(const toml::node& node) {
@@ -525,6 +569,10 @@ PipelineConfig PipelineConfig::from_toml(std::string_view document, std::string_
       const std::string full_key = name + "." + std::string(key.str());
       if (full_key == kMixKey) {
         apply_mix(value, full_key);
+        continue;
+      }
+      if (full_key == kTemplateVariablesKey) {
+        apply_template_variables(value, source, config.tokenizer.options.template_variables);
         continue;
       }
       if (const auto* inner = value.as_table()) {

@@ -1,6 +1,7 @@
 #include "odbatch/source/conversation_parser.hpp"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -12,7 +13,8 @@
 namespace odbatch {
 namespace {
 
-using nlohmann::json;
+// Ordered: a template that writes tools or tool calls with tojson keeps the record's key order.
+using json = nlohmann::ordered_json;
 
 // Unwinds from a helper to parse_conversation, which turns it into the returned rejection.
 struct Rejected {
@@ -142,6 +144,101 @@ std::vector<std::string> record_images(const json& record) {
   return paths;
 }
 
+// A tool call's `function.arguments` given as JSON text (OpenAI's layout) becomes the object it
+// holds, as Hugging Face's templates expect a mapping there (`arguments | tojson`).
+json normalized_tool_call(json call, const std::string& where) {
+  if (!call.is_object())
+    reject(RecordRejectReason::wrong_type, where + ": expected an object, got " + call.type_name());
+  const auto function = call.find("function");
+  if (function == call.end() || !function->is_object()) return call;
+  const auto arguments = function->find("arguments");
+  if (arguments == function->end() || !arguments->is_string()) return call;
+  json parsed = json::parse(arguments->get_ref<const std::string&>(), nullptr, false);
+  if (parsed.is_discarded())
+    reject(RecordRejectReason::bad_field,
+           where + ".function.arguments: " + shown_value(arguments->get_ref<const std::string&>()) +
+               " is not JSON");
+  (*function)["arguments"] = std::move(parsed);
+  return call;
+}
+
+// The keys of an OpenAI message other than `role` and `content`, its tool calls normalized.
+json message_fields(const json& message, const std::string& where) {
+  json fields = json::object();
+  for (const auto& [key, value] : message.items()) {
+    if (key == "role" || key == "content") continue;
+    if (key != "tool_calls" || value.is_null()) {
+      fields[key] = value;
+      continue;
+    }
+    if (!value.is_array())
+      reject(RecordRejectReason::wrong_type,
+             where + ".tool_calls: expected an array, got " + value.type_name());
+    json calls = json::array();
+    for (std::size_t i = 0; i < value.size(); ++i)
+      calls.push_back(normalized_tool_call(value[i], element_where(where + ".tool_calls", i)));
+    fields[key] = std::move(calls);
+  }
+  return fields;
+}
+
+bool has_tool_calls(const json& fields) {
+  const auto calls = fields.is_object() ? fields.find("tool_calls") : fields.end();
+  return calls != fields.end() && calls->is_array() && !calls->empty();
+}
+
+bool has_tool_calls(const Message& message) {
+  return !message.fields_json.empty() &&
+         has_tool_calls(json::parse(message.fields_json, nullptr, false));
+}
+
+// The record's `tools`: an array of tool descriptions, or the JSON text of one (LLaMA-Factory's
+// ShareGPT layout). With `wrap_functions`, a bare function description becomes OpenAI's
+// {"type": "function", "function": ...}, the form Hugging Face's templates take.
+std::string record_tools(const json& record, bool wrap_functions) {
+  const auto found = record.find("tools");
+  if (found == record.end() || found->is_null()) return {};
+  json tools = *found;
+  if (tools.is_string()) {
+    const std::string& text = found->get_ref<const std::string&>();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) return {};
+    tools = json::parse(text, nullptr, false);
+    if (tools.is_discarded())
+      reject(RecordRejectReason::bad_field, "tools: " + shown_value(text) + " is not JSON");
+  }
+  if (!tools.is_array())
+    reject(RecordRejectReason::wrong_type,
+           std::string("tools: expected an array of tools, got ") + tools.type_name());
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    json& tool = tools[i];
+    if (!tool.is_object())
+      reject(RecordRejectReason::wrong_type,
+             element_where("tools", i) + ": expected an object, got " + tool.type_name());
+    if (wrap_functions && !tool.contains("type"))
+      tool = json{{"type", "function"}, {"function", std::move(tool)}};
+  }
+  return tools.empty() ? std::string() : tools.dump();
+}
+
+// Names a chat template is given by the pipeline itself, which a record may not set.
+constexpr std::array<std::string_view, 3> kReservedTemplateVariables = {"messages", "tools",
+                                                                        "add_generation_prompt"};
+
+// The record's `chat_template_kwargs`: further variables for the chat template.
+std::string record_template_variables(const json& record) {
+  const auto found = record.find("chat_template_kwargs");
+  if (found == record.end() || found->is_null()) return {};
+  if (!found->is_object())
+    reject(RecordRejectReason::wrong_type,
+           std::string("chat_template_kwargs: expected an object, got ") + found->type_name());
+  for (const auto& [key, value] : found->items())
+    if (std::find(kReservedTemplateVariables.begin(), kReservedTemplateVariables.end(), key) !=
+        kReservedTemplateVariables.end())
+      reject(RecordRejectReason::bad_field,
+             "chat_template_kwargs." + key + ": set by the pipeline, not by a record");
+  return found->empty() ? std::string() : found->dump();
+}
+
 Conversation parse_sharegpt(const json& record) {
   const json& turns = non_empty_array(record.at("conversations"), "conversations");
   Conversation conversation;
@@ -156,14 +253,30 @@ Conversation parse_sharegpt(const json& record) {
       role = Role::assistant;
     } else if (from == "system") {
       role = Role::system;
+    } else if (from == "observation" || from == "tool") {
+      role = Role::tool;
+    } else if (from == "function_call") {
+      // LLaMA-Factory's tool call: {"name": ..., "arguments": ...} as JSON text.
+      const std::string& value = string_field(turn, "value", where);
+      json call = json::parse(value, nullptr, false);
+      if (call.is_discarded() || !call.is_object())
+        reject(RecordRejectReason::bad_field,
+               where + ".value: " + shown_value(value) + " is not a JSON object (a function call)");
+      json wrapped{{"type", "function"}, {"function", std::move(call)}};
+      json fields{{"content", nullptr},
+                  {"tool_calls",
+                   json::array({normalized_tool_call(std::move(wrapped), where + ".value")})}};
+      conversation.messages.push_back({Role::assistant, std::string(), fields.dump()});
+      continue;
     } else {
       reject(RecordRejectReason::unknown_role,
              where + ".from: unknown role " + shown_value(from) +
-                 " (expected system, human, user, gpt or assistant)");
+                 " (expected system, human, user, gpt, assistant, function_call or observation)");
     }
     conversation.messages.push_back({role, string_field(turn, "value", where)});
   }
   conversation.images = record_images(record);
+  conversation.tools_json = record_tools(record, /*wrap_functions=*/true);
   return conversation;
 }
 
@@ -225,14 +338,25 @@ Conversation parse_openai(const json& record) {
       role = Role::assistant;
     } else if (role_name == "system") {
       role = Role::system;
+    } else if (role_name == "tool") {
+      role = Role::tool;
     } else {
       reject(RecordRejectReason::unknown_role, where + ".role: unknown role " +
                                                    shown_value(role_name) +
-                                                   " (expected system, user or assistant)");
+                                                   " (expected system, user, assistant or tool)");
     }
+    json fields = message_fields(message, where);
     Message parsed{role, {}};
-    has_image_parts |= append_openai_content(field(message, "content", where), where + ".content",
-                                             parsed.content, conversation.images);
+    // An assistant message that only calls tools may have no content (null in OpenAI's layout):
+    // the template then sees None.
+    const auto content = message.find("content");
+    if ((content == message.end() || content->is_null()) && role == Role::assistant &&
+        has_tool_calls(fields))
+      fields["content"] = nullptr;
+    else
+      has_image_parts |= append_openai_content(field(message, "content", where), where + ".content",
+                                               parsed.content, conversation.images);
+    if (!fields.empty()) parsed.fields_json = fields.dump();
     conversation.messages.push_back(std::move(parsed));
   }
   auto images = record_images(record);
@@ -243,6 +367,7 @@ Conversation parse_openai(const json& record) {
     }
     conversation.images = std::move(images);
   }
+  conversation.tools_json = record_tools(record, /*wrap_functions=*/false);
   return conversation;
 }
 
@@ -264,6 +389,18 @@ bool is_blank(std::string_view text) {
   return text.find_first_not_of(" \t\r\n\v\f") == std::string_view::npos;
 }
 
+// "a system", "an assistant", "a tool" (a user message may hold placeholders).
+std::string role_with_article(Role role) {
+  return role == Role::system ? "a system" : role == Role::assistant ? "an assistant" : "a tool";
+}
+
+// A user message and an assistant's reply need text; a system message, a tool's result and an
+// assistant message that only calls tools may be empty.
+bool must_have_content(const Message& message) {
+  return message.role == Role::user ||
+         (message.role == Role::assistant && !has_tool_calls(message));
+}
+
 // The rules both formats share (see the header), placing images that have no placeholder;
 // `messages_key` names the record's message list in messages.
 void apply_shared_rules(Conversation& conversation, std::string_view messages_key) {
@@ -274,10 +411,9 @@ void apply_shared_rules(Conversation& conversation, std::string_view messages_ke
     const Message& message = conversation.messages[i];
     const std::size_t count = count_placeholders(message.content);
     if (count != 0 && message.role != Role::user) {
-      reject(RecordRejectReason::placeholder_mismatch,
-             where(i) + ": `<image>` placeholder in " +
-                 (message.role == Role::system ? "a system" : "an assistant") +
-                 " message (images are user input)");
+      reject(RecordRejectReason::placeholder_mismatch, where(i) + ": `<image>` placeholder in " +
+                                                           role_with_article(message.role) +
+                                                           " message (images are user input)");
     }
     placeholders += count;
     has_assistant |= message.role == Role::assistant;
@@ -306,7 +442,7 @@ void apply_shared_rules(Conversation& conversation, std::string_view messages_ke
   }
   for (std::size_t i = 0; i < conversation.messages.size(); ++i) {
     const Message& message = conversation.messages[i];
-    if (message.role != Role::system && is_blank(message.content)) {
+    if (must_have_content(message) && is_blank(message.content)) {
       reject(RecordRejectReason::empty_content,
              where(i) + ": " + (message.role == Role::user ? "user" : "assistant") +
                  " message is empty");
@@ -362,7 +498,9 @@ json parse_within_limits(std::string_view record) {
 // The record's keys other than those the formats read, with their values as JSON text.
 void collect_other_fields(const json& document, std::map<std::string, std::string>& fields) {
   for (const auto& [key, value] : document.items()) {
-    if (key == "conversations" || key == "messages" || key == "image" || key == "images") continue;
+    if (key == "conversations" || key == "messages" || key == "image" || key == "images" ||
+        key == "tools" || key == "chat_template_kwargs")
+      continue;
     fields[key] = value.dump();
   }
 }
@@ -384,6 +522,7 @@ Conversation parse_document(std::string_view record, std::span<const std::string
            "record: has neither `conversations` (ShareGPT) nor `messages` (OpenAI)");
   }
   Conversation conversation = sharegpt ? parse_sharegpt(document) : parse_openai(document);
+  conversation.template_variables_json = record_template_variables(document);
   if (conversation.images.empty()) {
     conversation.images.assign(default_images.begin(), default_images.end());
   }
@@ -439,9 +578,8 @@ std::optional<RecordRejection> conversation_problem(std::span<const Message> mes
       if (count != 0 && message.role != Role::user)
         reject(RecordRejectReason::placeholder_mismatch,
                element_where("messages", i) + ": `<image>` placeholder in " +
-                   (message.role == Role::system ? "a system" : "an assistant") +
-                   " message (images are user input)");
-      if (message.role != Role::system && is_blank(message.content))
+                   role_with_article(message.role) + " message (images are user input)");
+      if (must_have_content(message) && is_blank(message.content))
         reject(RecordRejectReason::empty_content,
                element_where("messages", i) + ": " +
                    (message.role == Role::user ? "user" : "assistant") + " message is empty");

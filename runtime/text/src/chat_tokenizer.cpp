@@ -6,6 +6,8 @@
 #include <bitset>
 #include <cstddef>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -188,6 +190,9 @@ std::unique_ptr<const JinjaChatEncoder> make_jinja_encoder(const std::filesystem
   }
   if (options.bos_token) variables.set("bos_token", jinja::Value(*options.bos_token));
   if (options.eos_token) variables.set("eos_token", jinja::Value(*options.eos_token));
+  // As transformers passes apply_chat_template's keyword arguments: over the special tokens.
+  for (const auto& [name, json] : options.template_variables)
+    variables.set(name, jinja::Value::from_json(json));
   return std::make_unique<const JinjaChatEncoder>(load_text_tokenizer(model, format, options),
                                                   effective, source, origin, std::move(variables));
 }
@@ -304,6 +309,30 @@ TokenizeResult ChatTokenizer::render_preset(
   return builder.finish();
 }
 
+namespace {
+
+bool calls_tools(const Message& message) {
+  if (message.fields_json.empty()) return false;
+  const auto fields = nlohmann::json::parse(message.fields_json, nullptr, false);
+  const auto calls = fields.is_object() ? fields.find("tool_calls") : fields.end();
+  return calls != fields.end() && calls->is_array() && !calls->empty();
+}
+
+// What only a Jinja template can render: tools, tool calls and results, template variables.
+std::optional<std::string> preset_cannot_render(const Conversation& conversation) {
+  if (!conversation.tools_json.empty()) return "the conversation has tools";
+  if (!conversation.template_variables_json.empty())
+    return "the record sets template variables (chat_template_kwargs)";
+  for (std::size_t i = 0; i < conversation.messages.size(); ++i) {
+    const Message& message = conversation.messages[i];
+    if (message.role == Role::tool) return "message " + std::to_string(i) + " is a tool's result";
+    if (calls_tools(message)) return "message " + std::to_string(i) + " calls tools";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
                                        std::span<const std::uint32_t> visual_tokens_per_image,
                                        const TemplateVariables& variables) const {
@@ -317,6 +346,12 @@ TokenizeResult ChatTokenizer::tokenize(const Conversation& conversation,
   if (conversation.messages.empty())
     return TokenizeError{TokenizeErrorReason::unsupported_roles,
                          "the conversation has no messages"};
+  if (!impl_->jinja)
+    if (const auto problem = preset_cannot_render(conversation))
+      return TokenizeError{TokenizeErrorReason::unsupported_roles,
+                           *problem + ": the " + std::string(to_string(configured.chat_template)) +
+                               " preset over a sentencepiece model renders system, user and "
+                               "assistant text only (use tokenizer.template = \"jinja\")"};
   if (conversation.images.size() != visual_tokens_per_image.size())
     return TokenizeError{TokenizeErrorReason::image_mismatch,
                          "the conversation has " + std::to_string(conversation.images.size()) +

@@ -59,10 +59,17 @@ std::string replace_placeholders(std::string_view content, std::string_view imag
   return out;
 }
 
-jinja::Value message_value(std::string_view role, jinja::Value content) {
+// {"role": ..., "content": ...} and the message's other keys as the record has them (a `content`
+// among them, null, stands for the record's missing one).
+jinja::Value message_value(std::string_view role, jinja::Value content,
+                           std::string_view fields_json = {}) {
   jinja::Dict message;
   message.set("role", jinja::Value(role));
   message.set("content", std::move(content));
+  if (!fields_json.empty()) {
+    const jinja::Value fields = jinja::Value::from_json(fields_json);
+    for (const auto& [key, value] : fields.as_dict().entries()) message.set(key, value);
+  }
   return jinja::Value(std::move(message));
 }
 
@@ -132,7 +139,8 @@ std::variant<std::vector<jinja::Value>, TokenizeError> JinjaChatEncoder::templat
       content = content_parts(message.content);
     else
       content = jinja::Value(replace_placeholders(message.content, image_text_));
-    messages.push_back(message_value(chat_role_name(message.role), std::move(content)));
+    messages.push_back(
+        message_value(chat_role_name(message.role), std::move(content), message.fields_json));
   }
   if (placeholders != conversation.images.size())
     return TokenizeError{TokenizeErrorReason::image_mismatch,
@@ -148,8 +156,18 @@ std::variant<SupervisedRendering, TokenizeError> JinjaChatEncoder::render(
   if (auto* error = std::get_if<TokenizeError>(&messages)) return std::move(*error);
   const auto& values = std::get<std::vector<jinja::Value>>(messages);
   try {
-    if (extra.empty()) return render_supervised(template_, variables_, values, render_options_);
+    if (extra.empty() && conversation.tools_json.empty() &&
+        conversation.template_variables_json.empty())
+      return render_supervised(template_, variables_, values, render_options_);
+    // Over the configured variables: the record's tools and chat_template_kwargs, then what its
+    // record stages set.
     jinja::Dict variables = variables_;
+    if (!conversation.tools_json.empty())
+      variables.set("tools", jinja::Value::from_json(conversation.tools_json));
+    if (!conversation.template_variables_json.empty()) {
+      const jinja::Value kwargs = jinja::Value::from_json(conversation.template_variables_json);
+      for (const auto& [name, value] : kwargs.as_dict().entries()) variables.set(name, value);
+    }
     for (const auto& [name, value] : extra) variables.set(name, jinja::Value(value));
     return render_supervised(template_, variables, values, render_options_);
   } catch (const jinja::JinjaError& error) {

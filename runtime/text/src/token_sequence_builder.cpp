@@ -16,6 +16,8 @@ std::string_view chat_role_name(Role role) {
       return "user";
     case Role::assistant:
       return "assistant";
+    case Role::tool:
+      return "tool";
   }
   return "unknown";
 }

@@ -104,6 +104,12 @@ void validate(const TokenizerOptions& options) {
   if (!is_tiktoken_preset(options.tiktoken_preset))
     throw ConfigError("tiktoken_preset", "'" + options.tiktoken_preset +
                                              "' is not one of cl100k_base, o200k_base, llama3");
+  if (!jinja && !options.template_variables.empty())
+    throw ConfigError("template_variables", "applies to template = \"jinja\" only");
+  for (const std::string_view reserved : {"messages", "tools", "add_generation_prompt"})
+    if (options.template_variables.contains(std::string(reserved)))
+      throw ConfigError("template_variables." + std::string(reserved),
+                        "set by the pipeline, not by the configuration");
   if (options.template_date && !parse_template_date(*options.template_date))
     throw ConfigError("template_date",
                       "'" + *options.template_date + "' is not a date written YYYY-MM-DD");

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -145,6 +146,32 @@ mode = "evaluation"
   CHECK(error_of(std::string(kMinimal) + "[pipeline]\nmode = \"eval\"\n")
             .find("pipeline.mode: expected \"training\" or \"evaluation\", not \"eval\"") !=
         std::string::npos);
+}
+
+TEST_CASE("template variables are typed values a Jinja template sees") {
+  const std::string jinja = R"(
+[source]
+files = ["d.jsonl"]
+[tokenizer]
+model = "tokenizer.json"
+template_file = "tokenizer_config.json"
+template_variables = { enable_thinking = false, date_string = "26 Jul 2024", nested = { a = [1, 2.5] } }
+)";
+  const auto variables = parse(jinja).tokenizer.options.template_variables;
+  CHECK(variables == std::map<std::string, std::string>{{"date_string", R"("26 Jul 2024")"},
+                                                        {"enable_thinking", "false"},
+                                                        {"nested", R"({"a":[1,2.5]})"}});
+  std::string reserved = jinja;
+  reserved.replace(reserved.find("enable_thinking"), 15, "tools");
+  CHECK(error_of(reserved).find(
+            "tokenizer.template_variables.tools: set by the pipeline, not by the configuration") !=
+        std::string::npos);
+  std::string dated = jinja;
+  dated.replace(dated.find("\"26 Jul 2024\""), 13, "2024-07-26");
+  CHECK(error_of(dated).find("tokenizer.template_variables.date_string: a TOML date or time has "
+                             "no JSON form; write it as a string") != std::string::npos);
+  CHECK(error_of(std::string(kMinimal) + "[tokenizer.template_variables]\nx = 1\n")
+            .find("template_variables: applies to template = \"jinja\" only") != std::string::npos);
 }
 
 TEST_CASE("the bundled example loads") {

@@ -238,16 +238,101 @@ TEST_CASE("unsupported values and keys that exclude each other") {
 TEST_CASE("unknown roles") {
   check_rejected(R"({"conversations": [{"from": "bot", "value": "x"}]})",
                  RecordRejectReason::unknown_role,
-                 "conversations[0].from: unknown role 'bot' (expected system, human, user, gpt or "
-                 "assistant)");
-  check_rejected(R"({"messages": [{"role": "tool", "content": "x"}]})",
+                 "conversations[0].from: unknown role 'bot' (expected system, human, user, gpt, "
+                 "assistant, function_call or observation)");
+  check_rejected(R"({"messages": [{"role": "function", "content": "x"}]})",
                  RecordRejectReason::unknown_role,
-                 "messages[0].role: unknown role 'tool' (expected system, user or assistant)");
+                 "messages[0].role: unknown role 'function' (expected system, user, assistant or "
+                 "tool)");
   const std::string long_role(100, 'r');
   check_rejected(R"({"messages": [{"role": ")" + long_role + R"(", "content": "x"}]})",
                  RecordRejectReason::unknown_role,
                  "messages[0].role: unknown role '" + std::string(40, 'r') +
-                     "...' (expected system, user or assistant)");
+                     "...' (expected system, user, assistant or tool)");
+}
+
+TEST_CASE("OpenAI tool use: tools, tool calls with their arguments decoded, tool results") {
+  const auto conversation = parsed(
+      R"({"tools": [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": 2}}}],
+          "messages": [{"role": "user", "content": "Call f."},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+              "function": {"name": "f", "arguments": "{\"z\": 1, \"y\": [true]}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "f", "content": ""},
+            {"role": "assistant", "content": "Done."}],
+          "chat_template_kwargs": {"enable_thinking": false, "date_string": "1 May"}})");
+  REQUIRE(conversation.messages.size() == 4);
+  // The record's key order is kept: a template writes tools and calls with tojson.
+  CHECK(conversation.tools_json ==
+        R"([{"type":"function","function":{"name":"f","parameters":{"b":1,"a":2}}}])");
+  CHECK(conversation.messages[1] ==
+        Message{Role::assistant, "",
+                R"({"tool_calls":[{"id":"c1","type":"function","function":{"name":"f",)"
+                R"("arguments":{"z":1,"y":[true]}}}],"content":null})"});
+  // A tool's empty result is kept.
+  CHECK(conversation.messages[2] == Message{Role::tool, "", R"({"tool_call_id":"c1","name":"f"})"});
+  CHECK(conversation.messages[3] == Message{Role::assistant, "Done."});
+  CHECK(conversation.template_variables_json ==
+        R"({"enable_thinking":false,"date_string":"1 May"})");
+}
+
+TEST_CASE("LLaMA-Factory's ShareGPT tool use: function_call and observation turns, tools as text") {
+  const auto conversation = parsed(
+      R"({"tools": "[{\"name\": \"f\", \"parameters\": {}}]", "conversations": [
+          {"from": "human", "value": "Call f."},
+          {"from": "function_call", "value": "{\"name\": \"f\", \"arguments\": \"{\\\"x\\\": 1}\"}"},
+          {"from": "observation", "value": "42"}, {"from": "gpt", "value": "It is 42."}]})");
+  REQUIRE(conversation.messages.size() == 4);
+  CHECK(conversation.tools_json ==
+        R"([{"type":"function","function":{"name":"f","parameters":{}}}])");
+  CHECK(conversation.messages[1] ==
+        Message{Role::assistant, "",
+                R"({"content":null,"tool_calls":[{"type":"function","function":{"name":"f",)"
+                R"("arguments":{"x":1}}}]})"});
+  CHECK(conversation.messages[2] == Message{Role::tool, "42"});
+  // LLaMA-Factory writes an empty string for "no tools".
+  CHECK(parsed(R"({"tools": "", "conversations": [{"from": "human", "value": "Hi"},
+                  {"from": "gpt", "value": "Hello."}]})")
+            .tools_json.empty());
+}
+
+TEST_CASE("tool use that cannot work is rejected, naming the key") {
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant",
+                    "content": null, "tool_calls": [{"function": {"name": "f",
+                    "arguments": "{oops"}}]}]})",
+                 RecordRejectReason::bad_field,
+                 "messages[1].tool_calls[0].function.arguments: '{oops' is not JSON");
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y", "tool_calls": {"name": "f"}}]})",
+                 RecordRejectReason::wrong_type,
+                 "messages[1].tool_calls: expected an array, got object");
+  // Without a tool call an assistant message needs its content.
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"},
+                    {"role": "assistant", "content": null}]})",
+                 RecordRejectReason::wrong_type,
+                 "messages[1].content: expected a string or an array of parts, got null");
+  check_rejected(R"({"tools": {"name": "f"}, "messages": [{"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y"}]})",
+                 RecordRejectReason::wrong_type, "tools: expected an array of tools, got object");
+  check_rejected(R"({"tools": "[oops", "conversations": [{"from": "human", "value": "x"},
+                    {"from": "gpt", "value": "y"}]})",
+                 RecordRejectReason::bad_field, "tools: '[oops' is not JSON");
+  check_rejected(R"json({"conversations": [{"from": "human", "value": "x"},
+                    {"from": "function_call", "value": "f(1)"}]})json",
+                 RecordRejectReason::bad_field,
+                 "conversations[1].value: 'f(1)' is not a JSON object (a function call)");
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y"}], "chat_template_kwargs": {"tools": []}})",
+                 RecordRejectReason::bad_field,
+                 "chat_template_kwargs.tools: set by the pipeline, not by a record");
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"},
+                    {"role": "assistant", "content": "y"}], "chat_template_kwargs": [1]})",
+                 RecordRejectReason::wrong_type,
+                 "chat_template_kwargs: expected an object, got array");
+  check_rejected(R"({"messages": [{"role": "user", "content": "x"},
+                    {"role": "tool", "content": "<image>"}, {"role": "assistant", "content": "y"}],
+                    "image": "a.jpg"})",
+                 RecordRejectReason::placeholder_mismatch,
+                 "messages[1]: `<image>` placeholder in a tool message (images are user input)");
 }
 
 TEST_CASE("empty conversations, empty user or assistant messages, no assistant turn") {

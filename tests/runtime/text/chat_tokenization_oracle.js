@@ -7,6 +7,10 @@
 // when its byte range meets a supervised turn. Writes OUT_DIR/chat_tokenization_cases.jsonl, one
 // case per line: {name, template, tokenizer, bos_token, eos_token, image_content,
 // system_prompt, record, visual_tokens, ids, labels} or, where the template refuses, {..., error}.
+// Tool use: the records of data/tool_use.jsonl (tools, tool calls and results, OpenAI's and
+// LLaMA-Factory's ShareGPT layouts, per-record chat_template_kwargs), turned into the messages and
+// variables transformers would pass (converted here on their own), through real tool-use
+// templates, into OUT_DIR/tool_call_cases.jsonl with the same fields and template_variables.
 // Usage: node chat_tokenization_oracle.js REPO_ROOT JINJA_NODE_MODULES TOKENIZERS_NODE_MODULES
 //        TOKENIZER_DIR OUT_DIR
 'use strict';
@@ -85,6 +89,57 @@ function records(file, wanted, withImages) {
   const step = Math.max(1, Math.floor(chosen.length / wanted));
   return chosen.filter((_, i) => i % step === 0).slice(0, wanted);
 }
+// Tool-use templates, each with configured template variables (as [tokenizer]
+// template_variables sets them) beside the records' own.
+const toolSetups = [
+  {template: 'llama-3.1-8b-instruct', tokenizer: 'llama3', bos_token: '<|begin_of_text|>',
+   eos_token: '<|eot_id|>', template_variables: {}},
+  {template: 'llama-3.2-3b-instruct', tokenizer: 'llama3', bos_token: '<|begin_of_text|>',
+   eos_token: '<|eot_id|>', template_variables: {tools_in_user_message: false}},
+  {template: 'qwen2.5-7b-instruct', tokenizer: 'qwen2', bos_token: null, eos_token: '<|im_end|>',
+   template_variables: {}},
+  {template: 'mistral-nemo-instruct-2407', tokenizer: 'qwen2', bos_token: '<s>', eos_token: '</s>',
+   template_variables: {}},
+  {template: 'hermes-3-llama-3.1-70b-tool_use', tokenizer: 'llama3',
+   bos_token: '<|begin_of_text|>', eos_token: '<|im_end|>', template_variables: {}},
+];
+
+// A tool-use record as transformers' apply_chat_template would be called with it: messages as
+// the record has them (a tool call's arguments given as JSON text decoded, a tool-calling
+// assistant message without content given None); LLaMA-Factory's function_call and observation
+// turns become an assistant message with that tool call and a tool message, its `tools` text the
+// list it holds, each bare function wrapped as {type: 'function', function}.
+function toolConversation(record) {
+  const decoded = (call) => (call.function && typeof call.function.arguments === 'string'
+      ? {...call, function: {...call.function, arguments: JSON.parse(call.function.arguments)}}
+      : call);
+  let messages;
+  let tools = record.tools ?? null;
+  if (record.messages) {
+    messages = record.messages.map((m) => {
+      const message = {...m};
+      if (Array.isArray(m.tool_calls)) message.tool_calls = m.tool_calls.map(decoded);
+      if (m.role === 'assistant' && (m.content === undefined || m.content === null) &&
+          message.tool_calls?.length)
+        message.content = null;
+      return message;
+    });
+  } else {
+    const roles = {human: 'user', user: 'user', gpt: 'assistant', assistant: 'assistant',
+                   system: 'system', observation: 'tool', tool: 'tool'};
+    messages = record.conversations.map((turn) => (turn.from === 'function_call'
+        ? {role: 'assistant', content: null,
+           tool_calls: [decoded({type: 'function', function: JSON.parse(turn.value)})]}
+        : {role: roles[turn.from], content: turn.value}));
+    if (typeof tools === 'string') tools = tools.trim() ? JSON.parse(tools) : null;
+    if (tools) tools = tools.map((tool) => ('type' in tool ? tool : {type: 'function', function: tool}));
+  }
+  if (Array.isArray(tools) && tools.length === 0) tools = null;
+  return {messages, tools, kwargs: record.chat_template_kwargs ?? {}};
+}
+const toolRecords = fs.readFileSync(path.join(repoRoot, 'tests/runtime/text/data/tool_use.jsonl'),
+                                    'utf8').split('\n').filter((line) => line.trim());
+
 const textRecords = [...records('sharegpt.jsonl', 10, false), ...records('openai.jsonl', 10, false),
                      ...records('mixed.jsonl', 10, false)];
 const imageRecords = records('sharegpt.jsonl', 16, true);
@@ -241,8 +296,44 @@ async function main() {
       }
     }
   }
+  const toolLines = [];
+  for (const setup of toolSetups) {
+    const source = fs.readFileSync(path.join(templateDir, setup.template + '.jinja'), 'utf8');
+    const template = new Template(source);
+    const tokenizer = tokenizers[setup.tokenizer];
+    for (const line of toolRecords) {
+      const record = JSON.parse(line);
+      const entry = {name: `tools/${setup.template}/${record.id}`, template: setup.template + '.jinja',
+                     tokenizer: setup.tokenizer + '.json', tiktoken_preset: null,
+                     bos_token: setup.bos_token, eos_token: setup.eos_token, image_content: 'text',
+                     system_prompt: null, template_variables: setup.template_variables,
+                     record: line, visual_tokens: []};
+      try {
+        const {messages, tools, kwargs} = toolConversation(record);
+        const variables = {tools, documents: null, ...setup.template_variables};
+        if (setup.bos_token !== null) variables.bos_token = setup.bos_token;
+        if (setup.eos_token !== null) variables.eos_token = setup.eos_token;
+        Object.assign(variables, kwargs);
+        const {text, spans} = renderSupervised(template, variables, messages);
+        const [encoding] = await tokenizer.encodeBatch([text], {addSpecialTokens: false});
+        const at = byteOffsets(text);
+        entry.ids = encoding.getIds();
+        entry.labels = encoding.getOffsets().map(([b, e], i) => {
+          const [begin, end] = [at[b], at[e]];
+          if (end <= begin) return IGNORE;
+          return spans.some(([sb, se]) => begin < se && end > sb) ? entry.ids[i] : IGNORE;
+        });
+      } catch (error) {
+        entry.error = error.message;
+      }
+      toolLines.push(JSON.stringify(entry));
+    }
+  }
   fs.mkdirSync(outDir, {recursive: true});
   fs.writeFileSync(path.join(outDir, 'chat_tokenization_cases.jsonl'), lines.join('\n') + '\n');
+  fs.writeFileSync(path.join(outDir, 'tool_call_cases.jsonl'), toolLines.join('\n') + '\n');
+  const toolRefused = toolLines.filter((l) => JSON.parse(l).error !== undefined).length;
+  console.log(`tool_call_cases.jsonl: ${toolLines.length} cases (${toolRefused} refused)`);
   const refused = lines.filter((l) => JSON.parse(l).error !== undefined).length;
   console.log(`chat_tokenization_cases.jsonl: ${lines.length} cases (${refused} refused)`);
 }

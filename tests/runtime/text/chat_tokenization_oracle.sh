@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 stamp="$out_dir/oracle.stamp"
 inputs=$(cat "$here/chat_tokenization_oracle.sh" "$here/chat_tokenization_oracle.js" \
-  "$here"/data/chat_templates/*.jinja "$source_dir"/data/sft/*.jsonl \
+  "$here"/data/chat_templates/*.jinja "$here"/data/tool_use.jsonl "$source_dir"/data/sft/*.jsonl \
   "$tokenizer_dir"/qwen2.json "$tokenizer_dir"/llama3.json "$tokenizer_dir"/*.tiktoken | sha256sum | cut -d' ' -f1)
 if oracle_is_current "$stamp" "$inputs"; then
   echo "chat tokenization oracle: up to date in $out_dir"

@@ -42,6 +42,10 @@ struct StageRecord {
   // Variables the chat template sees for this record, beside messages and the special tokens
   // (a Jinja template only).
   std::map<std::string, std::string> template_variables;
+  // The record's tools and its own template variables (`chat_template_kwargs`), as JSON text
+  // (Conversation's tools_json and template_variables_json); empty: none.
+  std::string tools_json;
+  std::string template_kwargs_json;
 
   friend bool operator==(const StageRecord&, const StageRecord&) = default;
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,10 @@ struct TokenizerOptions {
   // "YYYY-MM-DD"; unset: the day the tokenizer was created (UTC), as transformers does, which
   // makes the tokens depend on the day: pin it for reproducible runs.
   std::optional<std::string> template_date;
+  // Further variables a Jinja template sees (`date_string`, `enable_thinking`, ...), each value
+  // as JSON text; a record's chat_template_kwargs override them. Not `messages`, `tools` or
+  // `add_generation_prompt`, which the pipeline sets.
+  std::map<std::string, std::string> template_variables;
   ImageContent image_content = ImageContent::parts;
   // image_content text: what each <image> becomes; unset: vision_start, image and vision_end
   // pieces in a row.
