@@ -62,7 +62,7 @@ struct Exercised {
   bool done_while_others_hold_samples = false;
 };
 
-void note_round(const RoundRecord& round, const BatchingConfig& config, Exercised& seen) {
+void note_round(const LockstepRound& round, const BatchingConfig& config, Exercised& seen) {
   bool any_active = false, any_draining = false, any_done = false, any_sample = false;
   for (std::size_t r = 0; r < round.proposals.size(); ++r) {
     const auto& proposal = round.proposals[r];

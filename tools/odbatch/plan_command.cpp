@@ -51,7 +51,7 @@ PlanOutcome plan_one_round(const Scenario& scenario, const RoundScenario& round,
   PlanOutcome outcome{report_header("round", scenario, config, round.epoch, world), {}, {}};
   outcome.report["rounds"] =
       Report::array({round_report(plan, proposals, round.window_ids, config)});
-  const RoundRecord record{proposals, plan};
+  const LockstepRound record{proposals, plan};
   outcome.summary = summarize_rounds(std::span(&record, 1), config);
   return outcome;
 }

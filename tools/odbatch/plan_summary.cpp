@@ -35,7 +35,7 @@ std::string cell(const char* format, Values... values) {
 
 }  // namespace
 
-std::string summarize_rounds(std::span<const RoundRecord> rounds, const BatchingConfig& config) {
+std::string summarize_rounds(std::span<const LockstepRound> rounds, const BatchingConfig& config) {
   std::ostringstream out;
   out << "policy " << to_string(config.policy) << ", token_budget " << config.token_budget << " ("
       << to_string(config.budget_mode) << "), window " << config.window << ", warmup "

@@ -13,7 +13,7 @@
 
 namespace odbatch::cli {
 
-std::string summarize_rounds(std::span<const RoundRecord> rounds, const BatchingConfig& config);
+std::string summarize_rounds(std::span<const LockstepRound> rounds, const BatchingConfig& config);
 
 // Steps, padding efficiency and IDLE share of an epoch run against LB and GMT, and the audit.
 std::string summarize_epoch(std::span<const std::vector<SampleCost>> shards,

@@ -33,7 +33,7 @@ struct LockstepOptions {
   std::uint64_t max_rounds = 0;  // 0: the guarantee-4 bound (ramp rounds + samples + 1)
 };
 
-struct RoundRecord {
+struct LockstepRound {
   std::vector<Proposal> proposals;
   RoundPlan plan;
 };
@@ -41,7 +41,7 @@ struct RoundRecord {
 struct LockstepResult {
   std::vector<RankLedger> ledgers;
   std::vector<SampleId> expected_ids;  // every id of every shard
-  std::vector<RoundRecord> rounds;     // when recorded
+  std::vector<LockstepRound> rounds;     // when recorded
   std::uint64_t rounds_run = 0;
   bool finished = false;  // reached epoch_over
   std::string failure;    // divergence, disagreeing plans or the round bound; empty when fine
