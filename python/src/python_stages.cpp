@@ -133,15 +133,15 @@ class PythonRecordStage final : public RecordStage {
       for (const auto& item : result["messages"]) {
         const auto m = item.cast<py::dict>();
         // A null content (an assistant message that only calls tools) stays a key of its own.
-        py::dict fields;
+        py::dict other_keys;
         for (const auto& [key, field] : m)
           if (std::string(py::str(key)) != "role" &&
               (std::string(py::str(key)) != "content" || field.is_none()))
-            fields[key] = field;
+            other_keys[key] = field;
         changed.push_back(
             {role_of(m["role"].cast<std::string>()),
              m["content"].is_none() ? std::string() : m["content"].cast<std::string>(),
-             fields.empty() ? std::string() : std::string(py::str(dumps(fields)))});
+             other_keys.empty() ? std::string() : std::string(py::str(dumps(other_keys)))});
       }
       std::vector<StageImage> kept;
       for (const auto& item : result["images"]) {

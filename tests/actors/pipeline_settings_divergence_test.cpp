@@ -198,12 +198,19 @@ std::vector<BatchDecidingKey> batch_deciding_keys() {
        [](C& c, const F&) { c.tokenizer.options.template_name = "tool_use"; }},
       {"tokenizer.tiktoken_preset", "tokenizer.tiktoken_preset",
        [](C& c, const F&) { c.tokenizer.options.tiktoken_preset = "o200k_base"; }},
+      // An evaluation reads in file order: what differs is the shuffle it implies.
+      {"pipeline.mode", "source.shuffle", [](C& c, const F&) { c.source.shuffle = false; }},
       {"tokenizer.template_date", "tokenizer.template_date",
        [](C& c, const F&) { c.tokenizer.options.template_date = "2024-07-26"; }},
       {"tokenizer.image_content", "tokenizer.image_content",
        [](C& c, const F&) { c.tokenizer.options.image_content = ImageContent::text; }},
       // These apply to a Jinja template only: the template itself is the first difference.
       {"tokenizer.template_file", "tokenizer.template", [](C& c, const F& f) { f.use_jinja(c); }},
+      {"tokenizer.template_variables", "tokenizer.template",
+       [](C& c, const F& f) {
+         f.use_jinja(c);
+         c.tokenizer.options.template_variables["enable_thinking"] = "false";
+       }},
       {"tokenizer.bos_token", "tokenizer.template",
        [](C& c, const F& f) {
          f.use_jinja(c);

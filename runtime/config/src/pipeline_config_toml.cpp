@@ -336,6 +336,8 @@ std::map<std::string, TableSetters, std::less<>> table_setters(
        [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.eos_token = text(n); }},
       {"tiktoken_preset", [](const toml::node& n,
                              PipelineConfig& c) { c.tokenizer.options.tiktoken_preset = text(n); }},
+      // A table, read by apply_template_variables; listed here as a key of [tokenizer].
+      {"template_variables", [](const toml::node&, PipelineConfig&) {}},
       {"template_date",
        [](const toml::node& n, PipelineConfig& c) { c.tokenizer.options.template_date = text(n); }},
       {"image_content",

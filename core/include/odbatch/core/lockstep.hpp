@@ -41,7 +41,7 @@ struct LockstepRound {
 struct LockstepResult {
   std::vector<RankLedger> ledgers;
   std::vector<SampleId> expected_ids;  // every id of every shard
-  std::vector<LockstepRound> rounds;     // when recorded
+  std::vector<LockstepRound> rounds;   // when recorded
   std::uint64_t rounds_run = 0;
   bool finished = false;  // reached epoch_over
   std::string failure;    // divergence, disagreeing plans or the round bound; empty when fine
