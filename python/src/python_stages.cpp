@@ -127,6 +127,11 @@ class PythonRecordStage final : public RecordStage {
     }
     value["fields"] = fields;
     value["template_variables"] = record.template_variables;
+    value["tools"] =
+        record.tools_json.empty() ? py::object(py::none()) : py::object(loads(record.tools_json));
+    value["chat_template_kwargs"] = record.template_kwargs_json.empty()
+                                        ? py::object(py::dict())
+                                        : py::object(loads(record.template_kwargs_json));
     return call(callable_->get(), std::move(value), [&](const py::dict& result) {
       const auto dumps = py::module_::import("json").attr("dumps");
       std::vector<Message> changed;
@@ -165,6 +170,16 @@ class PythonRecordStage final : public RecordStage {
       record.images = std::move(kept);
       record.template_variables =
           result["template_variables"].cast<std::map<std::string, std::string>>();
+      const py::object tools = result.contains("tools") ? py::object(result["tools"]) : py::none();
+      record.tools_json = tools.is_none() || py::len(tools) == 0
+                              ? std::string()
+                              : std::string(py::str(dumps(tools)));
+      const py::object kwargs = result.contains("chat_template_kwargs")
+                                    ? py::object(result["chat_template_kwargs"])
+                                    : py::none();
+      record.template_kwargs_json = kwargs.is_none() || py::len(kwargs) == 0
+                                        ? std::string()
+                                        : std::string(py::str(dumps(kwargs)));
       const auto returned_fields = result["fields"].cast<py::dict>();
       if (!record.fields.empty() || !returned_fields.empty()) {
         std::map<std::string, std::string> out;

@@ -4,6 +4,7 @@ and a sample stage that changes a sample's shape fails the epoch naming the stag
 
 import json
 import unittest
+from pathlib import Path
 
 import numpy as np
 
@@ -53,6 +54,55 @@ class PythonStages(ScratchTestCase):
         self.assertEqual(sorted(seen), list(range(40)))
         tokens = lambda run: sum(info.tokens for _, info in run)  # noqa: E731
         self.assertGreater(tokens(prompted), tokens(plain))
+
+    def test_a_record_stage_sees_tool_calls_and_can_flatten_them(self):
+        tool_use = Path(__file__).parents[1] / "runtime/text/data/tool_use.jsonl"
+        lines = tool_use.read_text(encoding="utf-8").splitlines(keepends=True)
+        written = self.write_config(lines, extra='[[stage]]\nname = "flatten"\nkind = "record"\n')
+        config = written.rename(written.with_name("tools.toml"))
+        plain = self.write_config(lines)
+        seen, seen_tools = {}, {}
+
+        def flatten(record):
+            messages = record["messages"]
+            seen[record["id"]] = json.loads(json.dumps(messages))
+            seen_tools[record["id"]] = record["tools"]
+            flat = []
+            for message in messages:
+                if message["role"] == "tool":
+                    flat.append({"role": "user", "content": "Result: " + message["content"]})
+                elif message.get("tool_calls"):
+                    calls = [c["function"]["name"] + json.dumps(c["function"]["arguments"])
+                             for c in message["tool_calls"]]
+                    flat.append({"role": "assistant", "content": "; ".join(calls)})
+                else:
+                    flat.append({"role": message["role"], "content": message["content"]})
+            record["messages"] = flat
+            record["tools"] = None
+            record["chat_template_kwargs"] = {}
+            return record
+
+        ledger = self.dir / "plain.jsonl"
+        self.run_epoch(plain, {}, ledger=ledger)
+        steps, rejected = read_ledger(ledger)
+        # The chatml preset renders no tool use: those records are rejected, naming why.
+        self.assertEqual(sum(len(ids) for ids in steps), 1)
+        self.assertEqual(len(rejected), len(lines) - 1)
+        self.assertTrue(all("use tokenizer.template" in r["detail"] for r in rejected))
+        ledger = self.dir / "flat.jsonl"
+        self.run_epoch(config, {"flatten": flatten}, ledger=ledger)
+        steps, rejected = read_ledger(ledger)
+        self.assertEqual(sum(len(ids) for ids in steps), len(lines))
+        self.assertEqual(rejected, [])
+        # The stage saw each message as the record holds it, arguments decoded.
+        self.assertEqual(len(seen_tools[0]), 1)
+        self.assertEqual(seen_tools[0][0]["function"]["name"], "get_current_weather")
+        weather = seen[0]
+        self.assertEqual([m["role"] for m in weather], ["user", "assistant", "tool", "assistant"])
+        self.assertIsNone(weather[1]["content"])
+        self.assertEqual(weather[1]["tool_calls"][0]["function"]["arguments"],
+                         {"location": "Boston, MA", "unit": "fahrenheit"})
+        self.assertEqual(weather[2]["tool_call_id"], "call0Ab9z")
 
     def test_reject_and_exceptions_are_counted_rejections(self):
         config = self.config([("filter", "record"), ("crash", "sample")])
