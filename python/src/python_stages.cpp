@@ -8,6 +8,7 @@
 #include <string>
 
 #include "odbatch/core/config.hpp"
+#include "odbatch/core/role_name.hpp"
 
 namespace py = pybind11;
 
@@ -37,25 +38,8 @@ class PythonObject {
   py::object object_;
 };
 
-std::string_view role_name(Role role) {
-  switch (role) {
-    case Role::system:
-      return "system";
-    case Role::user:
-      return "user";
-    case Role::assistant:
-      return "assistant";
-    case Role::tool:
-      return "tool";
-  }
-  return "unknown";
-}
-
 Role role_of(const std::string& name) {
-  if (name == "system") return Role::system;
-  if (name == "user") return Role::user;
-  if (name == "assistant") return Role::assistant;
-  if (name == "tool") return Role::tool;
+  if (const auto role = role_named(name)) return *role;
   throw std::invalid_argument("role \"" + name + "\": expected system, user, assistant or tool");
 }
 

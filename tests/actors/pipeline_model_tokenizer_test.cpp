@@ -36,6 +36,19 @@ test::VisionTokens hf_vision_tokens(const TokenizerOptions& options) {
           id_of(options.image_piece)};
 }
 
+// The small config over `files` with the trained Qwen2 tokenizer.json and a Qwen chat template.
+PipelineConfig qwen_config(const std::vector<std::filesystem::path>& files,
+                           const std::string& template_file) {
+  auto config = test::small_config(files);
+  config.tokenizer.model = kTokenizerJson;
+  auto& options = config.tokenizer.options;
+  options.chat_template = ChatTemplate::jinja;
+  options.template_file = std::filesystem::path(ODBATCH_CHAT_TEMPLATE_DIR) / template_file;
+  options.eos_token = "<|im_end|>";
+  options.template_date = "2024-07-26";
+  return config;
+}
+
 TEST_CASE("an epoch with a tokenizer.json and Qwen2-VL's Jinja template: all accounted for") {
   test::require_dataset();
   const test::TempDir dir;
@@ -45,14 +58,8 @@ TEST_CASE("an epoch with a tokenizer.json and Qwen2-VL's Jinja template: all acc
   test::write_jsonl(text_file, test::text_records(kTextRecords));
   test::write_jsonl(image_file, images);
 
-  auto config = test::small_config({text_file, image_file});
-  config.tokenizer.model = kTokenizerJson;
-  auto& options = config.tokenizer.options;
-  options.chat_template = ChatTemplate::jinja;
-  options.template_file =
-      std::filesystem::path(ODBATCH_CHAT_TEMPLATE_DIR) / "qwen2-vl-7b-instruct.jinja";
-  options.eos_token = "<|im_end|>";
-  options.template_date = "2024-07-26";
+  const auto config = qwen_config({text_file, image_file}, "qwen2-vl-7b-instruct.jinja");
+  const auto& options = config.tokenizer.options;
   const auto ledger_file = dir.path() / "ledger.jsonl";
   Pipeline pipeline(config, DistEnv::single(), PipelineOptions{ledger_file});
   const std::uint64_t records = kTextRecords + kImageRecords;
@@ -86,17 +93,9 @@ TEST_CASE("an epoch with a tokenizer.json and Qwen2-VL's Jinja template: all acc
 // Tool-use records (tools, tool calls and results, chat_template_kwargs) through the pipeline:
 // every one reaches the tokenizer whole, so each row equals the record tokenized on its own.
 TEST_CASE("an epoch of tool-use records with Qwen2.5's template and template variables") {
-  const test::TempDir dir;
   const auto records_file = std::filesystem::path(ODBATCH_TEXT_TEST_DATA_DIR) / "tool_use.jsonl";
-  auto config = test::small_config({records_file});
-  config.tokenizer.model = kTokenizerJson;
-  auto& options = config.tokenizer.options;
-  options.chat_template = ChatTemplate::jinja;
-  options.template_file =
-      std::filesystem::path(ODBATCH_CHAT_TEMPLATE_DIR) / "qwen2.5-7b-instruct.jinja";
-  options.eos_token = "<|im_end|>";
-  options.template_date = "2024-07-26";
-  options.template_variables["enable_thinking"] = "false";
+  auto config = qwen_config({records_file}, "qwen2.5-7b-instruct.jinja");
+  config.tokenizer.options.template_variables["enable_thinking"] = "false";
   config.flow.layout = BatchLayout::packed;
   Pipeline pipeline(config, DistEnv::single());
   pipeline.start_epoch(0);

@@ -240,7 +240,7 @@ ChatTokenizer::ChatTokenizer(const std::filesystem::path& model, TokenizerOption
       vocabulary.reserved.push_back(tokens.im_end);
       for (const auto role : {Role::system, Role::user, Role::assistant})
         tokens.role_headers[static_cast<std::size_t>(role)] =
-            encode_fixed_text(sp, model, std::string(chat_role_name(role)) + "\n");
+            encode_fixed_text(sp, model, std::string(role_name(role)) + "\n");
       tokens.turn_separator = encode_fixed_text(sp, model, "\n");
       break;
     case ChatTemplate::llama2:

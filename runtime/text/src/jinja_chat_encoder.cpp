@@ -12,8 +12,7 @@ namespace odbatch {
 namespace {
 
 std::string describe_message(std::size_t index, const Message& message) {
-  return "message " + std::to_string(index) + " (" + std::string(chat_role_name(message.role)) +
-         ")";
+  return "message " + std::to_string(index) + " (" + std::string(role_name(message.role)) + ")";
 }
 
 std::size_t count_placeholders(std::string_view content) {
@@ -140,7 +139,7 @@ std::variant<std::vector<jinja::Value>, TokenizeError> JinjaChatEncoder::templat
     else
       content = jinja::Value(replace_placeholders(message.content, image_text_));
     messages.push_back(
-        message_value(chat_role_name(message.role), std::move(content), message.fields_json));
+        message_value(role_name(message.role), std::move(content), message.fields_json));
   }
   if (placeholders != conversation.images.size())
     return TokenizeError{TokenizeErrorReason::image_mismatch,

@@ -8,20 +8,6 @@
 
 namespace odbatch {
 
-std::string_view chat_role_name(Role role) {
-  switch (role) {
-    case Role::system:
-      return "system";
-    case Role::user:
-      return "user";
-    case Role::assistant:
-      return "assistant";
-    case Role::tool:
-      return "tool";
-  }
-  return "unknown";
-}
-
 namespace {
 
 // Typical text takes 3 to 5 bytes a token, so this rarely reallocates and never holds more than
@@ -219,7 +205,7 @@ void TokenSequenceBuilder::push(int id, bool supervised) {
 std::string TokenSequenceBuilder::describe(std::size_t location) const {
   if (location == kDefaultSystemPrompt) return "the default system prompt";
   return "message " + std::to_string(location) + " (" +
-         std::string(chat_role_name(conversation_.messages[location].role)) + ")";
+         std::string(role_name(conversation_.messages[location].role)) + ")";
 }
 
 }  // namespace odbatch

@@ -11,6 +11,7 @@
 
 #include "exact_cuts.hpp"
 #include "odbatch/core/conversation.hpp"
+#include "odbatch/core/role_name.hpp"
 #include "odbatch/text/tokenize_result.hpp"
 
 namespace sentencepiece {
@@ -18,9 +19,6 @@ class SentencePieceProcessor;
 }
 
 namespace odbatch {
-
-// A role's name as ChatML spells it and error messages use it.
-std::string_view chat_role_name(Role role);
 
 // The model and the ids a sequence is built from; fixed for a tokenizer's lifetime.
 struct SequenceVocabulary {
