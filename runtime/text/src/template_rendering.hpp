@@ -2,6 +2,7 @@
 // The chat templates, rendered into a TokenSequenceBuilder. Private to the tokenizer;
 // docs/tokenization.md is their specification.
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +18,9 @@ struct TemplateTokens {
   int eos = -1;
   int im_start = -1;  // chatml only
   int im_end = -1;    // chatml only
-  // chatml: the encoded "{role}\n" header of each Role, and the "\n" after <|im_end|>.
-  std::array<std::vector<int>, 3> role_headers;
+  // chatml: the encoded "{role}\n" header of each Role (a tool's stays empty: the presets refuse
+  // tool messages before rendering), and the "\n" after <|im_end|>.
+  std::array<std::vector<int>, static_cast<std::size_t>(Role::tool) + 1> role_headers;
   std::vector<int> turn_separator;
 };
 
