@@ -154,16 +154,14 @@ class PythonRecordStage final : public RecordStage {
       record.images = std::move(kept);
       record.template_variables =
           result["template_variables"].cast<std::map<std::string, std::string>>();
-      const py::object tools = result.contains("tools") ? py::object(result["tools"]) : py::none();
-      record.tools_json = tools.is_none() || py::len(tools) == 0
-                              ? std::string()
-                              : std::string(py::str(dumps(tools)));
-      const py::object kwargs = result.contains("chat_template_kwargs")
-                                    ? py::object(result["chat_template_kwargs"])
-                                    : py::none();
-      record.template_kwargs_json = kwargs.is_none() || py::len(kwargs) == 0
-                                        ? std::string()
-                                        : std::string(py::str(dumps(kwargs)));
+      // A key the stage removed, set to None or emptied means none.
+      const auto json_text = [&](const char* key) {
+        if (!result.contains(key) || result[key].is_none() || py::len(result[key]) == 0)
+          return std::string();
+        return std::string(py::str(dumps(result[key])));
+      };
+      record.tools_json = json_text("tools");
+      record.template_kwargs_json = json_text("chat_template_kwargs");
       const auto returned_fields = result["fields"].cast<py::dict>();
       if (!record.fields.empty() || !returned_fields.empty()) {
         std::map<std::string, std::string> out;

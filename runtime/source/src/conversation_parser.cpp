@@ -187,11 +187,6 @@ bool has_tool_calls(const json& fields) {
   return calls != fields.end() && calls->is_array() && !calls->empty();
 }
 
-bool has_tool_calls(const Message& message) {
-  return !message.fields_json.empty() &&
-         has_tool_calls(json::parse(message.fields_json, nullptr, false));
-}
-
 // The record's `tools`: an array of tool descriptions, or the JSON text of one (LLaMA-Factory's
 // ShareGPT layout). With `wrap_functions`, a bare function description becomes OpenAI's
 // {"type": "function", "function": ...}, the form Hugging Face's templates take.
@@ -397,8 +392,7 @@ std::string role_with_article(Role role) {
 // A user message and an assistant's reply need text; a system message, a tool's result and an
 // assistant message that only calls tools may be empty.
 bool must_have_content(const Message& message) {
-  return message.role == Role::user ||
-         (message.role == Role::assistant && !has_tool_calls(message));
+  return message.role == Role::user || (message.role == Role::assistant && !calls_tools(message));
 }
 
 // The rules both formats share (see the header), placing images that have no placeholder;
@@ -562,6 +556,11 @@ std::variant<Conversation, RecordRejection> parse_conversation(
     return rejection(RecordRejectReason::malformed_json,
                      std::string("cannot parse: ") + error.what());
   }
+}
+
+bool calls_tools(const Message& message) {
+  return !message.fields_json.empty() &&
+         has_tool_calls(json::parse(message.fields_json, nullptr, false));
 }
 
 std::optional<RecordRejection> conversation_problem(std::span<const Message> messages,

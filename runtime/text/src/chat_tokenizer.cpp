@@ -6,7 +6,6 @@
 #include <bitset>
 #include <cstddef>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "jinja_chat_encoder.hpp"
+#include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/source/regular_file.hpp"
 #include "odbatch/text/chat_template_config.hpp"
 #include "odbatch/text/hf_tokenizer.hpp"
@@ -310,13 +310,6 @@ TokenizeResult ChatTokenizer::render_preset(
 }
 
 namespace {
-
-bool calls_tools(const Message& message) {
-  if (message.fields_json.empty()) return false;
-  const auto fields = nlohmann::json::parse(message.fields_json, nullptr, false);
-  const auto calls = fields.is_object() ? fields.find("tool_calls") : fields.end();
-  return calls != fields.end() && calls->is_array() && !calls->empty();
-}
 
 // What only a Jinja template can render: tools, tool calls and results, template variables.
 std::optional<std::string> preset_cannot_render(const Conversation& conversation) {

@@ -59,6 +59,9 @@ std::variant<Conversation, RecordRejection> parse_conversation(
     std::span<const std::string> default_images = {},
     std::map<std::string, std::string>* other_fields = nullptr);
 
+// Whether `message` calls tools: its fields_json holds a non-empty `tool_calls` list.
+bool calls_tools(const Message& message);
+
 // The first of the rules above that messages with `images` images break (a record stage's
 // result), its message naming the offending message or image without a location; nullopt when
 // they keep them all. `new_paths` are image paths not checked yet (those a stage named anew).
