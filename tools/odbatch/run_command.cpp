@@ -44,11 +44,14 @@ class ProgressLine {
  public:
   static constexpr std::chrono::seconds kPlainInterval{10};
 
-  ProgressLine(const Pipeline& pipeline, std::uint64_t epoch, std::uint64_t shard_records)
+  // `at_start` is taken before the epoch starts: its readers begin at once, and a snapshot taken
+  // after would miss what they read meanwhile.
+  ProgressLine(const Pipeline& pipeline, std::uint64_t epoch, std::uint64_t shard_records,
+               StatsSnapshot at_start)
       : pipeline_(pipeline),
         epoch_(epoch),
         shard_records_(shard_records),
-        at_start_(pipeline.stats()),
+        at_start_(std::move(at_start)),
         terminal_(isatty(STDERR_FILENO) == 1),
         start_(Clock::now()) {
     thread_ = std::thread([this] { run(); });
@@ -257,9 +260,11 @@ int run_pipeline_command(const RunOptions& options) {
     const auto at_save = [&] { return options.save_state && steps == options.save_state->steps; };
     const auto first = resumed_epoch.value_or(options.first_epoch);
     for (std::uint64_t e = first; e < first + options.epochs; ++e) {
+      auto before_epoch = pipeline->stats();
       if (!(resumed_epoch && e == first)) pipeline->start_epoch(e);
       std::optional<ProgressLine> progress;
-      if (options.progress) progress.emplace(*pipeline, e, pipeline->shard_records());
+      if (options.progress)
+        progress.emplace(*pipeline, e, pipeline->shard_records(), std::move(before_epoch));
       while (!at_max_steps() && !at_save() && pipeline->next_batch()) ++steps;
       if (at_save()) {
         const auto part = pipeline->state();
