@@ -9,7 +9,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   doctest-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
   spin clang-format
-  clang-14 libclang-rt-14-dev llvm-14
+  clang-14 libclang-rt-14-dev llvm-14 mold
   python3-dev pybind11-dev python3-numpy python3-torch python3-venv python3-setuptools python3-wheel
   python3-pip python3-pil zlib1g-dev
   libpcre2-dev libutf8proc-dev
