@@ -81,7 +81,7 @@ std::shared_ptr<Batch> make_batch(const Options& options, std::uint32_t seed) {
   std::vector<const SamplePayload*> rows;
   for (const auto& sample : samples) rows.push_back(&sample);
   auto batch = std::make_shared<Batch>();
-  BatchCollator({BatchLayout::packed, 0, 0}).collate(rows, {}, *batch);
+  BatchCollator({.layout = BatchLayout::packed}).collate(rows, {}, *batch);
   return batch;
 }
 

@@ -10,7 +10,7 @@ cache=${ODBATCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/odbatch}
 jobs=2   # CI machines have 2 cores; builds also run under nice
 # The test targets whose tests carry the label tsan (odbatch_test_suite's TSAN).
 targets=(odbatch_actors_concurrency_tests odbatch_store_tests odbatch_control_plane_tests
-  odbatch_source_http_tests)
+  odbatch_source_http_tests odbatch_batch_tests)
 
 "$root/tools/install-deps.sh"
 caf_version=$(dpkg-query -W -f='${source:Version}' libcaf-dev)

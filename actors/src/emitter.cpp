@@ -2,8 +2,6 @@
 
 #include <chrono>
 
-#include "odbatch/image/pixel_values_config.hpp"
-
 namespace odbatch::actors {
 
 namespace {
@@ -38,9 +36,13 @@ emitter_actor::behavior_type emitter_behavior(emitter_actor::stateful_pointer<Em
   self->state.context = context;
   const auto& flow = context->config().flow;
   const auto& images = context->config().images;
-  self->state.collator.emplace(
-      CollatorOptions{flow.layout, flow.pad_id, flow.pad_id, images.pixel_values.dtype,
-                      values_per_patch(images.pixel_values, images.geometry)});
+  // pixel_values are made here, for planned steps only, on as many threads as decode images.
+  self->state.collator.emplace(CollatorOptions{.layout = flow.layout,
+                                               .pad_id = flow.pad_id,
+                                               .idle_token = flow.pad_id,
+                                               .pixel_values = images.pixel_values,
+                                               .geometry = images.geometry,
+                                               .pixel_threads = images.workers});
   return {
       [=](const StepWork& work) {
         auto& s = self->state;
@@ -53,7 +55,9 @@ emitter_actor::behavior_type emitter_behavior(emitter_actor::stateful_pointer<Em
           } else {
             s.rows.clear();
             for (const auto& row : work.rows) s.rows.push_back(row.get());
+            const std::uint64_t helpers_before = s.collator->helper_cpu_ns();
             s.collator->collate(s.rows, work.info, *batch);
+            stats.emitter.add_work(0, s.collator->helper_cpu_ns() - helpers_before);
           }
         }
         count_batch(stats, *batch);

@@ -28,10 +28,11 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
   self->state.jitter = WorkerJitter(context->config().flow.worker_jitter_us,
                                     context->config().batching.seed, 0x1'0000'0000ULL + worker);
   const auto& images = context->config().images;
-  // Sample stages see uint8 pixels: the last of them makes the pixel_values.
-  auto pixel_values = images.pixel_values;
-  if (!context->resources().stages.sample.empty()) pixel_values.dtype = PixelDtype::uint8;
-  self->state.processor.emplace(images.decoder_limits, images.geometry, pixel_values);
+  // Images wait in the window as uint8 RGB (3 bytes a pixel, where float32 pixel_values take 24
+  // with Qwen2-VL's temporal patch): the emitter makes pixel_values for planned steps only.
+  PixelValuesConfig uint8_rgb = images.pixel_values;
+  uint8_rgb.dtype = PixelDtype::uint8;
+  self->state.processor.emplace(images.decoder_limits, images.geometry, uint8_rgb);
   return {
       [=](start_atom) {
         for (int i = 0; i < kOutstandingDemands; ++i)
@@ -48,8 +49,7 @@ image_decoder_worker_actor::behavior_type image_decoder_worker_behavior(
           StageTimer timer(epoch.stats().image_decoder);
           // The image that travels to the collator is decoded into a pooled buffer, given back
           // when its sample is released; the processor's own buffers (the DCT-scaled decode,
-          // the resize's bands of rows) are reused from image to image. pixel_values are made
-          // here, off the trainer's thread.
+          // the resize's bands of rows) are reused from image to image.
           const auto& pool = epoch.resources().image_buffers;
           DecodedImage image = pool->take();
           if (image.rgb.capacity() + image.patch_values.capacity() > 0)

@@ -1,6 +1,5 @@
-#include <optional>
+#include <vector>
 
-#include "odbatch/image/pixel_values_writer.hpp"
 #include "stage_call.hpp"
 #include "stage_pools.hpp"
 
@@ -10,9 +9,6 @@ struct SampleStageWorkerState {
   EpochContextPtr context;
   std::size_t stage = 0;
   SampleStage* instance = nullptr;
-  // The last sample stage makes pixel_values from the uint8 pixels the stages saw, when the
-  // config asks for float32 or bfloat16.
-  std::optional<PixelValuesWriter> pixel_values;
   std::vector<StageSampleImage> images;  // reused from sample to sample
 };
 
@@ -44,16 +40,6 @@ void run_stage(SampleStageWorkerState& s, const UserStage& stage, SampleWork& wo
   sample.supervised_targets = supervised_targets(sample.labels);
 }
 
-void make_pixel_values(const PixelValuesWriter& writer, SamplePayload& sample) {
-  for (auto& image : sample.images) {
-    image.patch_values.resize(writer.bytes_for(image.width, image.height));
-    writer.write(image.rgb, image.width, image.height, image.patch_values);
-    image.values_per_patch = writer.values_per_patch();
-    image.dtype = writer.dtype();
-    image.rgb.clear();
-  }
-}
-
 }  // namespace
 
 sample_stage_worker_actor::behavior_type sample_stage_worker_behavior(
@@ -64,9 +50,6 @@ sample_stage_worker_actor::behavior_type sample_stage_worker_behavior(
   self->state.context = context;
   self->state.stage = stage;
   self->state.instance = stages[stage].sample_instances[worker].get();
-  const auto& images = context->config().images;
-  if (stage + 1 == stages.size() && images.pixel_values.dtype != PixelDtype::uint8)
-    self->state.pixel_values.emplace(images.pixel_values, images.geometry);
   const auto ask = [self] {
     const auto& s = self->state;
     self->send(s.context->wiring().sample_stages[s.stage].dispatcher, stage_demand_atom::value,
@@ -84,12 +67,7 @@ sample_stage_worker_actor::behavior_type sample_stage_worker_behavior(
           StageTimer timer(user_stage.counters->work);
           run_stage(s, user_stage, work);
         }
-        if (work.rejection) {
-          work.sample.reset();  // its image buffers go back to the pool now
-        } else if (s.pixel_values) {
-          StageTimer timer(epoch.stats().image_decoder, 0);
-          make_pixel_values(*s.pixel_values, *work.sample);
-        }
+        if (work.rejection) work.sample.reset();  // its image buffers go back to the pool now
         const auto& pools = epoch.wiring().sample_stages;
         if (!work.rejection && s.stage + 1 < pools.size()) {
           self->send(pools[s.stage + 1].dispatcher, std::move(work));

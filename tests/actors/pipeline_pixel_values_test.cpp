@@ -1,8 +1,8 @@
 // One rank, one epoch over image records with pixel_values = float32 and bfloat16: every batch
 // says its dtype and (patches, channels * temporal * patch^2) shape, and holds, image by image,
 // exactly the pixel_values of the uint8 pixels the same pipeline emits with the default setting
-// (the batches are the same otherwise: pixel_values are made in the image-decoder workers and
-// change nothing else).
+// (the batches are the same otherwise: pixel_values are made when the emitter collates a planned
+// step, from the uint8 pixels the window held, and change nothing else).
 #include <doctest/doctest.h>
 
 #include <cstring>

@@ -12,6 +12,7 @@
 
 #include "mirrored_image.hpp"
 #include "odbatch/core/ledger.hpp"
+#include "odbatch/image/pixel_values_writer.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/stage/stage.hpp"
 #include "pipeline_test_support.hpp"
@@ -325,6 +326,42 @@ TEST_CASE("random flips give the same batches on a rerun, whatever the workers a
   CHECK(images > 10);
   CHECK(mirrored > 0);
   CHECK(mirrored < images);
+}
+
+TEST_CASE("float32 pixel_values are made from the pixels a sample stage leaves") {
+  const test::TempDir dir;
+  test::write_jsonl(dir.path() / "records.jsonl", test::image_records(16, false));
+  auto rgb = test::small_config({dir.path() / "records.jsonl"});
+  rgb.stages = {stage("flip", StageKind::sample, "flip", 2)};
+  rgb.images.workers = 2;
+  auto values = rgb;
+  values.images.pixel_values.dtype = PixelDtype::float32;
+  const auto rgb_run = test::run_single_rank_epoch(rgb, dir.path() / "u.jsonl", with_test_stages());
+  const auto values_run =
+      test::run_single_rank_epoch(values, dir.path() / "f.jsonl", with_test_stages());
+  const PixelValuesWriter writer(values.images.pixel_values, values.images.geometry);
+  REQUIRE(rgb_run.batches.size() == values_run.batches.size());
+  std::size_t images = 0;
+  for (std::size_t b = 0; b < rgb_run.batches.size(); ++b) {
+    const Batch& pixels = *rgb_run.batches[b];
+    const Batch& made = *values_run.batches[b];
+    REQUIRE(made.step_info().sample_ids == pixels.step_info().sample_ids);
+    const auto grids = pixels.image_grid_thw();
+    std::size_t rgb_at = 0, values_at = 0;
+    for (std::size_t i = 0; i + 2 < grids.size(); i += 3, ++images) {
+      const auto height = static_cast<std::uint32_t>(grids[i + 1]) * rgb.images.geometry.patch_size;
+      const auto width = static_cast<std::uint32_t>(grids[i + 2]) * rgb.images.geometry.patch_size;
+      std::vector<std::uint8_t> expected(writer.bytes_for(width, height));
+      writer.write(pixels.pixel_values().subspan(rgb_at, std::size_t{width} * height * 3), width,
+                   height, expected);
+      REQUIRE(values_at + expected.size() <= made.pixel_values().size());
+      CHECK(std::equal(expected.begin(), expected.end(), made.pixel_values().begin() + values_at));
+      rgb_at += std::size_t{width} * height * 3;
+      values_at += expected.size();
+    }
+    CHECK(values_at == made.pixel_values().size());
+  }
+  CHECK(images >= 16);
 }
 
 TEST_CASE("a record stage may drop images, and a conversation it breaks is its named rejection") {

@@ -6,56 +6,64 @@
 #include <string>
 
 namespace odbatch {
-namespace {
-
-std::span<const std::uint8_t> pixels_of(const DecodedImage& image) {
-  if (image.dtype == PixelDtype::uint8) return image.rgb;
-  return image.patch_values;
-}
-
-std::array<std::size_t, 2> empty_shape(const CollatorOptions& options) {
-  return {0, options.pixel_dtype == PixelDtype::uint8 ? 3 : options.values_per_patch};
-}
-
-}  // namespace
 
 BatchCollator::BatchCollator(CollatorOptions options) : options_(options) {
-  if (options_.pixel_dtype != PixelDtype::uint8 && options_.values_per_patch == 0)
-    throw std::invalid_argument("BatchCollator: " + std::string(to_string(options_.pixel_dtype)) +
-                                " pixel_values need values_per_patch");
+  if (options_.pixel_threads == 0)
+    throw std::invalid_argument("BatchCollator: pixel_threads must be at least 1");
+  if (options_.pixel_values.dtype == PixelDtype::uint8) return;
+  writer_.emplace(options_.pixel_values, options_.geometry);
+  threads_ = std::make_unique<WorkerThreads>(options_.pixel_threads - 1);
 }
 
-void BatchCollator::collate_images(std::span<const SamplePayload* const> samples,
-                                   Batch& out) const {
-  out.pixel_values_.clear();
+std::array<std::size_t, 2> BatchCollator::empty_shape() const {
+  return {0, writer_ ? writer_->values_per_patch() : 3};
+}
+
+void BatchCollator::collate_images(std::span<const SamplePayload* const> samples, Batch& out) {
   out.image_grid_thw_.clear();
-  out.pixel_dtype_ = options_.pixel_dtype;
-  out.pixel_values_shape_ = empty_shape(options_);
+  out.pixel_dtype_ = options_.pixel_values.dtype;
+  out.pixel_values_shape_ = empty_shape();
   std::size_t bytes = 0;
   for (const auto* s : samples)
     for (const auto& image : s->images) {
-      const bool uint8 = options_.pixel_dtype == PixelDtype::uint8;
-      if (image.dtype != options_.pixel_dtype ||
-          (!uint8 && image.values_per_patch != options_.values_per_patch))
+      if (image.dtype != PixelDtype::uint8 ||
+          image.rgb.size() != std::size_t{image.width} * image.height * 3)
         throw std::invalid_argument(
-            "BatchCollator: an image of " + std::string(to_string(image.dtype)) + " (" +
-            std::to_string(image.values_per_patch) + " values a patch) in a batch of " +
-            std::string(to_string(options_.pixel_dtype)) + " (" +
-            std::to_string(options_.values_per_patch) + ")");
-      bytes += pixels_of(image).size();
+            "BatchCollator: an image of " + std::string(to_string(image.dtype)) + " with " +
+            std::to_string(image.rgb.size()) + " RGB bytes for " + std::to_string(image.width) +
+            "x" + std::to_string(image.height) + "; uint8 RGB is wanted");
+      bytes += writer_ ? writer_->bytes_for(image.width, image.height) : image.rgb.size();
       out.pixel_values_shape_[0] +=
-          uint8 ? std::size_t{image.width} * image.height : image.grid.patches();
-    }
-  // Reserved whole, then appended: the one copy of each image, with no zero-filling pass first.
-  out.pixel_values_.reserve(bytes);
-  for (const auto* s : samples)
-    for (const auto& image : s->images) {
-      const auto pixels = pixels_of(image);
-      out.pixel_values_.insert(out.pixel_values_.end(), pixels.begin(), pixels.end());
+          writer_ ? image.grid.patches() : std::size_t{image.width} * image.height;
       out.image_grid_thw_.insert(out.image_grid_thw_.end(),
                                  {1, static_cast<std::int32_t>(image.grid.grid_h),
                                   static_cast<std::int32_t>(image.grid.grid_w)});
     }
+  // Sized once without zero-filling, then each image written into its place.
+  out.pixel_values_.resize(bytes);
+  std::size_t at = 0;
+  tasks_.clear();
+  for (const auto* s : samples)
+    for (const auto& image : s->images) {
+      if (!writer_) {
+        std::copy(image.rgb.begin(), image.rgb.end(), out.pixel_values_.begin() + at);
+        at += image.rgb.size();
+        continue;
+      }
+      const std::span<std::uint8_t> place(out.pixel_values_.data() + at,
+                                          writer_->bytes_for(image.width, image.height));
+      for (std::uint32_t row = 0; row < image.height / writer_->block_rows(); ++row)
+        tasks_.push_back({&image, row, place});
+      at += place.size();
+    }
+  if (tasks_.empty()) return;
+  const std::size_t row_bytes = std::size_t{3} * writer_->block_rows();
+  threads_->run(tasks_.size(), [&](std::size_t i) {
+    const PixelTask& task = tasks_[i];
+    const DecodedImage& image = *task.image;
+    writer_->write_block_row(image.rgb.data() + task.block_row * row_bytes * image.width,
+                             image.width, image.height, task.block_row, task.out);
+  });
 }
 
 std::string_view to_string(BatchLayout layout) {
@@ -63,7 +71,7 @@ std::string_view to_string(BatchLayout layout) {
 }
 
 void BatchCollator::collate(std::span<const SamplePayload* const> samples, StepInfo info,
-                            Batch& out) const {
+                            Batch& out) {
   out.layout_ = options_.layout;
   out.rows_ = static_cast<std::uint32_t>(samples.size());
   out.attention_mask_.clear();
@@ -122,8 +130,8 @@ void BatchCollator::collate_idle(StepInfo info, Batch& out) const {
     out.position_ids_.assign({0, 1});
   }
   out.pixel_values_.clear();
-  out.pixel_dtype_ = options_.pixel_dtype;
-  out.pixel_values_shape_ = empty_shape(options_);
+  out.pixel_dtype_ = options_.pixel_values.dtype;
+  out.pixel_values_shape_ = empty_shape();
   out.image_grid_thw_.clear();
   out.info_ = std::move(info);
 }

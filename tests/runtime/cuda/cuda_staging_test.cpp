@@ -69,7 +69,7 @@ std::shared_ptr<Batch> make_batch(const BatchShape& shape, std::uint32_t seed) {
   info.step = seed;
   info.loss_scale = 0.25;
   auto batch = std::make_shared<Batch>();
-  BatchCollator({shape.layout, /*pad_id=*/0, /*idle_token=*/0}).collate(rows, info, *batch);
+  BatchCollator({.layout = shape.layout}).collate(rows, info, *batch);
   return batch;
 }
 

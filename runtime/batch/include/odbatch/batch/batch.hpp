@@ -37,6 +37,9 @@ class Batch {
   //   grid_h * grid_w patches of channels * temporal_patch_size * patch_size^2 values.
   std::span<const std::uint8_t> pixel_values() const { return pixel_values_; }
   PixelDtype pixel_dtype() const { return pixel_dtype_; }
+  // Bytes the pixel buffer has allocated (at least pixel_values().size(); a recycled batch keeps
+  // its capacity up to BatchPool::kKeptPixelBytes).
+  std::size_t pixel_values_capacity() const { return pixel_values_.capacity(); }
   // pixel_values() as a matrix of pixel_dtype() values: uint8 (pixels of all images, 3);
   // float32 and bfloat16 (patches of all images, values per patch), as the processor's
   // pixel_values tensor. With no image the row count is 0.
@@ -47,6 +50,7 @@ class Batch {
 
  private:
   friend class BatchCollator;
+  friend class BatchPool;
   BatchLayout layout_ = BatchLayout::padded;
   std::uint32_t rows_ = 0;
   std::uint32_t seq_len_ = 0;
@@ -55,7 +59,7 @@ class Batch {
   std::vector<std::uint8_t> attention_mask_;
   std::vector<std::int32_t> cu_seqlens_;
   std::vector<std::int32_t> position_ids_;
-  std::vector<std::uint8_t> pixel_values_;
+  PatchValueBytes pixel_values_;  // written whole after sizing: not zero-filled first
   PixelDtype pixel_dtype_ = PixelDtype::uint8;
   std::array<std::size_t, 2> pixel_values_shape_{0, 3};
   std::vector<std::int32_t> image_grid_thw_;
