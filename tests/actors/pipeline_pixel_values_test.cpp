@@ -5,7 +5,7 @@
 // step, from the uint8 pixels the window held, and change nothing else).
 #include <doctest/doctest.h>
 
-#include <cstring>
+#include <algorithm>
 
 #include "odbatch/image/pixel_values_writer.hpp"
 #include "pipeline_test_support.hpp"
@@ -62,19 +62,10 @@ TEST_CASE("a pipeline emits pixel_values of the configured dtype and shape") {
             std::array<std::size_t, 2>{patches * geometry.patch_size * geometry.patch_size, 3});
 
       // Image by image: the writer on the uint8 batch's pixels gives this batch's bytes.
-      std::size_t rgb_at = 0, values_at = 0;
-      for (std::size_t i = 0; i < grids.size(); i += 3, ++images) {
-        const auto height = static_cast<std::uint32_t>(grids[i + 1]) * geometry.patch_size;
-        const auto width = static_cast<std::uint32_t>(grids[i + 2]) * geometry.patch_size;
-        const std::size_t rgb_bytes = std::size_t{width} * height * 3;
-        std::vector<std::uint8_t> expected(writer.bytes_for(width, height));
-        writer.write(pixels.pixel_values().subspan(rgb_at, rgb_bytes), width, height, expected);
-        CHECK(std::memcmp(expected.data(), batch.pixel_values().data() + values_at,
-                          expected.size()) == 0);
-        rgb_at += rgb_bytes;
-        values_at += expected.size();
-      }
-      CHECK(values_at == batch.pixel_values().size());
+      const auto expected = test::pixel_values_of(pixels, writer, geometry.patch_size);
+      CHECK(std::equal(expected.begin(), expected.end(), batch.pixel_values().begin(),
+                       batch.pixel_values().end()));
+      images += grids.size() / 3;
     }
     CHECK(images >= kImageRecords);
   }

@@ -12,7 +12,6 @@
 
 #include "mirrored_image.hpp"
 #include "odbatch/core/ledger.hpp"
-#include "odbatch/image/pixel_values_writer.hpp"
 #include "odbatch/source/conversation_parser.hpp"
 #include "odbatch/stage/stage.hpp"
 #include "pipeline_test_support.hpp"
@@ -346,20 +345,10 @@ TEST_CASE("float32 pixel_values are made from the pixels a sample stage leaves")
     const Batch& pixels = *rgb_run.batches[b];
     const Batch& made = *values_run.batches[b];
     REQUIRE(made.step_info().sample_ids == pixels.step_info().sample_ids);
-    const auto grids = pixels.image_grid_thw();
-    std::size_t rgb_at = 0, values_at = 0;
-    for (std::size_t i = 0; i + 2 < grids.size(); i += 3, ++images) {
-      const auto height = static_cast<std::uint32_t>(grids[i + 1]) * rgb.images.geometry.patch_size;
-      const auto width = static_cast<std::uint32_t>(grids[i + 2]) * rgb.images.geometry.patch_size;
-      std::vector<std::uint8_t> expected(writer.bytes_for(width, height));
-      writer.write(pixels.pixel_values().subspan(rgb_at, std::size_t{width} * height * 3), width,
-                   height, expected);
-      REQUIRE(values_at + expected.size() <= made.pixel_values().size());
-      CHECK(std::equal(expected.begin(), expected.end(), made.pixel_values().begin() + values_at));
-      rgb_at += std::size_t{width} * height * 3;
-      values_at += expected.size();
-    }
-    CHECK(values_at == made.pixel_values().size());
+    const auto expected = test::pixel_values_of(pixels, writer, rgb.images.geometry.patch_size);
+    CHECK(std::equal(expected.begin(), expected.end(), made.pixel_values().begin(),
+                     made.pixel_values().end()));
+    images += pixels.image_grid_thw().size() / 3;
   }
   CHECK(images >= 16);
 }

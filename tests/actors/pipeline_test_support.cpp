@@ -484,4 +484,21 @@ std::vector<RankRun> cut_epoch(const PipelineConfig& config, std::uint32_t world
   });
 }
 
+std::vector<std::uint8_t> pixel_values_of(const Batch& rgb, const PixelValuesWriter& writer,
+                                          std::uint32_t patch_size) {
+  std::vector<std::uint8_t> values;
+  const auto grids = rgb.image_grid_thw();
+  std::size_t rgb_at = 0;
+  for (std::size_t i = 0; i + 2 < grids.size(); i += 3) {
+    const auto height = static_cast<std::uint32_t>(grids[i + 1]) * patch_size;
+    const auto width = static_cast<std::uint32_t>(grids[i + 2]) * patch_size;
+    const std::size_t rgb_bytes = std::size_t{width} * height * 3;
+    std::vector<std::uint8_t> image(writer.bytes_for(width, height));
+    writer.write(rgb.pixel_values().subspan(rgb_at, rgb_bytes), width, height, image);
+    values.insert(values.end(), image.begin(), image.end());
+    rgb_at += rgb_bytes;
+  }
+  return values;
+}
+
 }  // namespace odbatch::test

@@ -18,6 +18,7 @@
 #include "odbatch/actors/pipeline.hpp"
 #include "odbatch/core/ledger.hpp"
 #include "odbatch/dist/inproc_collective.hpp"
+#include "odbatch/image/pixel_values_writer.hpp"
 
 namespace odbatch::test {
 
@@ -69,6 +70,11 @@ std::vector<std::shared_ptr<const Batch>> drain(Pipeline& pipeline);
 // A digest of everything the trainer sees in a batch: ids, labels, layout, pixels and metadata.
 std::uint64_t batch_digest(const Batch& batch);
 std::vector<std::uint64_t> batch_digests(const std::vector<std::shared_ptr<const Batch>>& batches);
+
+// The pixel_values `writer` makes of a uint8 batch's images (patch_size-pixel patches), image
+// after image: what a batch of the writer's dtype over the same samples holds.
+std::vector<std::uint8_t> pixel_values_of(const Batch& rgb, const PixelValuesWriter& writer,
+                                          std::uint32_t patch_size);
 
 // The lines of a ledger file (see LedgerWriter) for one epoch.
 struct LedgerContents {
